@@ -1,0 +1,39 @@
+/**
+ * The stored transcript of a job and its JSON rendering (`GET /v1/jobs/{id}/result?format=json`).
+ * One Schema serves the database row (stored as JSON) and the API answer, because they coincide.
+ */
+import { Schema } from "effect"
+
+/** A word with its own timing; present only when `word_timestamps=true` was requested. */
+export const Word = Schema.Struct({
+  start: Schema.Finite,
+  end: Schema.Finite,
+  text: Schema.String
+})
+export type Word = typeof Word.Type
+
+/**
+ * One spoken phrase (one SRT/VTT cue). Times are seconds from the start of the source media.
+ * `speaker` is `SPEAKER_<nn>` once diarization ran, otherwise null.
+ */
+export const Segment = Schema.Struct({
+  start: Schema.Finite,
+  end: Schema.Finite,
+  text: Schema.String,
+  speaker: Schema.NullOr(Schema.String),
+  words: Schema.optionalKey(Schema.Array(Word))
+})
+export type Segment = typeof Segment.Type
+
+export const Transcript = Schema.Struct({
+  text: Schema.String,
+  language: Schema.NullOr(Schema.String),
+  duration: Schema.Finite,
+  speech_detected: Schema.Boolean,
+  segments: Schema.Array(Segment)
+})
+export type Transcript = typeof Transcript.Type
+
+/** The renderings of one stored transcript; every format comes from the same stored result. */
+export const TranscriptFormat = Schema.Literals(["json", "txt", "srt", "vtt", "docx"])
+export type TranscriptFormat = typeof TranscriptFormat.Type
