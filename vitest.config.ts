@@ -10,3 +10,4 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000
   }
+})
