@@ -1,0 +1,223 @@
+import { Effect } from "effect"
+import { type OnnxRunError, type OnnxSession, type OrtTensor, Tensor } from "../onnx/OnnxRuntime.ts"
+import { applyLogitRules, argmax, type LogitRulesConfig, logSumExp, repetitionPeriod, sample } from "./LogitRules.ts"
+
+/**
+ * Batched autoregressive decoding over the merged Whisper decoder with KV cache.
+ *
+ * All sequences of a batch share one `session.run` per step. The decoder self-attention
+ * cache (`present.*.decoder.*`) is handed back to onnxruntime as the next step's
+ * `past_key_values` without touching it in JS; the cross-attention cache comes from the
+ * first step only. When a sequence finishes, the batch is compacted (its rows dropped
+ * from the caches) so the remaining steps pay only for live sequences.
+ */
+
+export interface DecoderDims {
+  readonly layers: number
+  readonly heads: number
+  readonly dModel: number
+  /** Layers whose cross-attention is needed for word alignment, with heads per layer. */
+  readonly alignmentHeads: ReadonlyArray<readonly [number, number]>
+}
+
+export interface DecodeRequest {
+  /** Encoder output for this window, [1500, dModel]. */
+  readonly hidden: Float32Array
+  readonly prompt: ReadonlyArray<number>
+  readonly temperature: number
+  readonly random: () => number
+  readonly collectAlignment: boolean
+}
+
+export interface DecodeResult {
+  /** Generated tokens, eot excluded. */
+  readonly tokens: Array<number>
+  readonly sumLogprob: number
+  readonly avgLogprob: number
+  readonly noSpeechProb: number
+  /** Repetition loop detected; tokens end inside the loop. */
+  readonly looped: number
+  /**
+   * Per generated token (and one extra for the terminating token), the alignment heads'
+   * cross-attention over the 1500 encoder frames that produced it: [nHeads * 1500].
+   */
+  readonly alignment: Array<Float32Array>
+}
+
+const ENC_FRAMES = 1500
+const HEAD = 64
+
+interface Live {
+  readonly req: number
+  readonly tokens: Array<number>
+  sumLogprob: number
+  noSpeechProb: number
+  looped: number
+  readonly alignment: Array<Float32Array>
+  done: boolean
+}
+
+const takeRows = (data: Float32Array, rowSize: number, rows: ReadonlyArray<number>): Float32Array => {
+  const out = new Float32Array(rows.length * rowSize)
+  rows.forEach((r, i) => out.set(data.subarray(r * rowSize, (r + 1) * rowSize), i * rowSize))
+  return out
+}
+
+export const decodeBatch = Effect.fnUntraced(function*(
+  session: OnnxSession,
+  dims: DecoderDims,
+  rules: LogitRulesConfig,
+  noSpeechToken: number,
+  maxLength: number,
+  requests: ReadonlyArray<DecodeRequest>
+): Effect.fn.Return<Array<DecodeResult>, OnnxRunError> {
+  const B = requests.length
+  const P = requests[0]!.prompt.length
+  const { layers: L, heads: H, dModel: D } = dims
+  const V = rules.vocabSize
+  const collect = requests.some((r) => r.collectAlignment)
+  const alignLayers = [...new Set(dims.alignmentHeads.map(([l]) => l))]
+  const nAlign = dims.alignmentHeads.length
+
+  const hidden = new Float32Array(B * ENC_FRAMES * D)
+  requests.forEach((r, i) => hidden.set(r.hidden, i * ENC_FRAMES * D))
+  const ids = new BigInt64Array(B * P)
+  requests.forEach((r, i) => r.prompt.forEach((t, j) => (ids[i * P + j] = BigInt(t))))
+
+  const kvNames: Array<string> = []
+  for (let l = 0; l < L; l++) for (const kind of ["decoder", "encoder"]) for (const kv of ["key", "value"]) kvNames.push(`${l}.${kind}.${kv}`)
+  const decoderKvNames = kvNames.filter((n) => n.includes(".decoder."))
+  const encoderKvNames = kvNames.filter((n) => n.includes(".encoder."))
+  const crossNames = collect ? alignLayers.map((l) => `cross_attentions.${l}`) : []
+
+  const live: Array<Live> = requests.map((_, i) => ({
+    req: i,
+    tokens: [],
+    sumLogprob: 0,
+    noSpeechProb: 0,
+    looped: 0,
+    alignment: [],
+    done: false
+  }))
+  let rows = live.slice() // batch row → live entry
+
+  const empty = new Float32Array(0)
+  let feeds: Record<string, OrtTensor> = {
+    input_ids: new Tensor("int64", ids, [B, P]),
+    encoder_hidden_states: new Tensor("float32", hidden, [B, ENC_FRAMES, D]),
+    use_cache_branch: new Tensor("bool", Uint8Array.of(0), [1])
+  }
+  for (const n of kvNames) feeds[`past_key_values.${n}`] = new Tensor("float32", empty, [B, H, 0, HEAD])
+  const firstOutputs = ["logits", ...kvNames.map((n) => `present.${n}`), ...crossNames]
+  const nextOutputs = ["logits", ...decoderKvNames.map((n) => `present.${n}`), ...crossNames]
+
+  let encoderKv: Record<string, Float32Array> = {}
+  let decoderKv: Record<string, Float32Array> = {}
+  let past = 0
+  const row = new Float32Array(V)
+  const dummyHidden = new Float32Array(D)
+
+  for (let step = 0;; step++) {
+    const out = yield* session.run(feeds, step === 0 ? firstOutputs : nextOutputs)
+    const seq = step === 0 ? P : 1
+    past += seq
+    const logits = out["logits"]!.data as Float32Array
+    if (step === 0) for (const n of encoderKvNames) encoderKv[n] = out[`present.${n}`]!.data as Float32Array
+    for (const n of decoderKvNames) decoderKv[n] = out[`present.${n}`]!.data as Float32Array
+    const cross = crossNames.map((n) => out[n]!.data as Float32Array)
+
+    const nextTokens: Array<number> = []
+    for (let b = 0; b < rows.length; b++) {
+      const s = rows[b]!
+      const req = requests[s.req]!
+      const base = (b * seq + seq - 1) * V
+      if (step === 0) {
+        // No-speech probability: softmax of the raw logits at the <|startoftranscript|> position.
+        const sotRow = logits.subarray(b * seq * V, b * seq * V + V)
+        s.noSpeechProb = Math.exp(sotRow[noSpeechToken]! - logSumExp(sotRow))
+      }
+      if (req.collectAlignment) {
+        const a = new Float32Array(nAlign * ENC_FRAMES)
+        dims.alignmentHeads.forEach(([l, h], k) => {
+          const c = cross[alignLayers.indexOf(l)]!
+          const off = ((b * H + h) * seq + seq - 1) * ENC_FRAMES
+          a.set(c.subarray(off, off + ENC_FRAMES), k * ENC_FRAMES)
+        })
+        s.alignment.push(a)
+      }
+      row.set(logits.subarray(base, base + V))
+      applyLogitRules(row, s.tokens, rules)
+      const token = req.temperature > 0 ? sample(row, req.temperature, req.random) : argmax(row)
+      s.sumLogprob += row[token]! - logSumExp(row)
+      if (token === rules.eot) {
+        s.done = true
+      } else {
+        s.tokens.push(token)
+        const period = repetitionPeriod(s.tokens)
+        if (period > 0) {
+          s.looped = period
+          s.done = true
+        } else if (P + s.tokens.length >= maxLength) {
+          s.done = true
+        }
+      }
+      nextTokens.push(token)
+    }
+
+    const keep = rows.map((s, b) => (s.done ? -1 : b)).filter((b) => b >= 0)
+    if (keep.length === 0) break
+    if (keep.length < rows.length) {
+      const decRow = H * past * HEAD
+      const encRow = H * ENC_FRAMES * HEAD
+      for (const n of decoderKvNames) decoderKv[n] = takeRows(decoderKv[n]!, decRow, keep)
+      for (const n of encoderKvNames) encoderKv[n] = takeRows(encoderKv[n]!, encRow, keep)
+      rows = keep.map((b) => rows[b]!)
+    }
+    const nb = rows.length
+    const stepIds = new BigInt64Array(nb)
+    keep.forEach((b, i) => (stepIds[i] = BigInt(nextTokens[b]!)))
+    feeds = {
+      input_ids: new Tensor("int64", stepIds, [nb, 1]),
+      // Not read by the cached branch, but the graph still requires it.
+      encoder_hidden_states: new Tensor("float32", nb === 1 ? dummyHidden : new Float32Array(nb * D), [nb, 1, D]),
+      use_cache_branch: new Tensor("bool", Uint8Array.of(1), [1])
+    }
+    for (const n of decoderKvNames) feeds[`past_key_values.${n}`] = new Tensor("float32", decoderKv[n]!, [nb, H, past, HEAD])
+    for (const n of encoderKvNames) feeds[`past_key_values.${n}`] = new Tensor("float32", encoderKv[n]!, [nb, H, ENC_FRAMES, HEAD])
+  }
+
+  return live.map((s): DecodeResult => ({
+    tokens: s.tokens,
+    sumLogprob: s.sumLogprob,
+    // OpenAI: summed log-probabilities (eot included) over (generated tokens + 1).
+    avgLogprob: s.sumLogprob / (s.tokens.length + 1),
+    noSpeechProb: s.noSpeechProb,
+    looped: s.looped,
+    alignment: s.alignment
+  }))
+})
+
+/** Language-token log-probabilities after `[<|startoftranscript|>]` for one encoded window. */
+export const languageLogits = Effect.fnUntraced(function*(
+  session: OnnxSession,
+  dims: DecoderDims,
+  hidden: Float32Array,
+  sot: number,
+  languageIds: ReadonlyArray<number>
+): Effect.fn.Return<Array<number>, OnnxRunError> {
+  const { layers: L, heads: H, dModel: D } = dims
+  const feeds: Record<string, OrtTensor> = {
+    input_ids: new Tensor("int64", BigInt64Array.of(BigInt(sot)), [1, 1]),
+    encoder_hidden_states: new Tensor("float32", hidden, [1, ENC_FRAMES, D]),
+    use_cache_branch: new Tensor("bool", Uint8Array.of(0), [1])
+  }
+  const empty = new Float32Array(0)
+  for (let l = 0; l < L; l++) {
+    for (const kind of ["decoder", "encoder"]) {
+      for (const kv of ["key", "value"]) feeds[`past_key_values.${l}.${kind}.${kv}`] = new Tensor("float32", empty, [1, H, 0, HEAD])
+    }
+  }
+  const out = yield* session.run(feeds, ["logits"])
+  const logits = out["logits"]!.data as Float32Array
+  return languageIds.map((id) => logits[id]!)
+})

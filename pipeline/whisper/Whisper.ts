@@ -1,0 +1,377 @@
+import * as zlib from "node:zlib"
+import { Context, Effect, Layer, Schema } from "effect"
+import { type OnnxLoadError, OnnxRuntime, type OnnxRunError, type OnnxSession, Tensor } from "../onnx/OnnxRuntime.ts"
+import { ModelRegistry, type ModelResolveError } from "../models/ModelRegistry.ts"
+import { type DecodeRequest, type DecodeResult, decodeBatch, languageLogits } from "./Decoder.ts"
+import { makeLogMelExtractor, N_FRAMES, SAMPLE_RATE } from "./LogMel.ts"
+import { seededRandom } from "./LogitRules.ts"
+import { splitPass } from "./Segments.ts"
+import { loadWhisperModelInfo, type WhisperModelFileError, type WhisperModelInfo } from "./WhisperModel.ts"
+import { groupWords, tokenStartTimes } from "./WordAlignment.ts"
+
+/**
+ * Whisper speech recognition on onnxruntime: windows of ≤ 30 s in, timed segments out.
+ *
+ * Per call: windows are log-mel'd and encoded in batches, decoded together (batched
+ * KV-cache decoder), re-decoded at higher temperatures when a pass looks degenerate
+ * (compression ratio > 2.4, average log-probability < −1, or a repetition loop), and
+ * re-decoded from the last timestamp pair when the model closed a pass early. Passes
+ * that look like silence (no-speech probability > 0.6 and average log-probability < −1,
+ * faster-whisper's gate) produce no segments.
+ */
+
+export interface AudioWindow {
+  /** 16 kHz mono samples; only the first 30 s are used. */
+  readonly samples: Float32Array
+}
+
+export interface TranscribeOptions {
+  /** Registry name; default "whisper-base". */
+  readonly model?: string
+  /** "auto" (detect on the first window; English-only models answer "en") or an ISO-639-1 code. */
+  readonly language: string
+  readonly wordTimestamps: boolean
+  readonly task?: "transcribe"
+  /** Encoder weights: "fp32" (default) or "q8" (faster, base only recommended). */
+  readonly encoder?: "fp32" | "q8"
+  /** Windows per encoder/decoder batch (default from the layer, 4). */
+  readonly batchSize?: number
+  /** Seed of the sampler used by temperature fallback. */
+  readonly seed?: number
+}
+
+export interface Word {
+  readonly start: number
+  readonly end: number
+  readonly text: string
+}
+
+export interface Segment {
+  /** Seconds from the start of the window. */
+  readonly start: number
+  readonly end: number
+  readonly text: string
+  readonly words?: ReadonlyArray<Word>
+  readonly tokens: ReadonlyArray<number>
+  readonly avgLogprob: number
+  readonly noSpeechProb: number
+  readonly compressionRatio: number
+  readonly temperature: number
+}
+
+export interface WindowTranscript {
+  readonly segments: ReadonlyArray<Segment>
+}
+
+export interface TranscribeResult {
+  readonly language: string
+  readonly windows: ReadonlyArray<WindowTranscript>
+}
+
+export interface DecodeLogMelOptions {
+  readonly model?: string
+  readonly withTimestamps: boolean
+  readonly language?: string
+  readonly encoder?: "fp32" | "q8"
+}
+
+export class UnsupportedLanguageError extends Schema.TaggedError<UnsupportedLanguageError>()("UnsupportedLanguageError", {
+  model: Schema.String,
+  language: Schema.String
+}) {}
+
+export type WhisperError =
+  | UnsupportedLanguageError
+  | ModelResolveError
+  | WhisperModelFileError
+  | OnnxLoadError
+  | OnnxRunError
+
+export interface WhisperOptions {
+  readonly defaultModel?: string
+  readonly batchSize?: number
+}
+
+const TEMPERATURES = [0, 0.2, 0.4, 0.6, 0.8, 1.0]
+const COMPRESSION_RATIO_THRESHOLD = 2.4
+const LOGPROB_THRESHOLD = -1
+const NO_SPEECH_THRESHOLD = 0.6
+const ENC_FRAMES = 1500
+const MAX_WINDOW_SAMPLES = 30 * SAMPLE_RATE
+/** Below this much audio left after a pass, a resumed pass is not worth an encoder run. */
+const MIN_RESUME_SAMPLES = Math.round(0.3 * SAMPLE_RATE)
+
+export const compressionRatio = (text: string): number => {
+  const bytes = Buffer.from(text, "utf8")
+  if (bytes.length === 0) return 0
+  return bytes.length / zlib.deflateSync(bytes).length
+}
+
+interface Pass {
+  readonly window: number
+  /** Offset of this pass into the window, in samples. */
+  readonly seek: number
+  readonly samples: Float32Array
+}
+
+interface Attempt {
+  readonly result: DecodeResult
+  readonly temperature: number
+  readonly compressionRatio: number
+}
+
+export class Whisper extends Context.Service<Whisper, {
+  readonly transcribe: (
+    windows: ReadonlyArray<AudioWindow>,
+    options: TranscribeOptions
+  ) => Effect.Effect<TranscribeResult, WhisperError>
+  /**
+   * One greedy pass over a precomputed [nMels, 3000] log-mel, no fallback or seek:
+   * returns prompt + generated ids + eot (the fixture format), for number-for-number checks.
+   */
+  readonly decodeLogMel: (features: Float32Array, options: DecodeLogMelOptions) => Effect.Effect<Array<number>, WhisperError>
+}>()("verbatim/pipeline/Whisper") {
+  static readonly layer = (options: WhisperOptions = {}) =>
+    Layer.effect(
+      Whisper,
+      Effect.gen(function*() {
+        const onnx = yield* OnnxRuntime
+        const registry = yield* ModelRegistry
+        const infos = new Map<string, WhisperModelInfo>()
+        const defaultModel = options.defaultModel ?? "whisper-base"
+        const defaultBatch = options.batchSize ?? 4
+
+        const modelInfo = Effect.fnUntraced(function*(name: string) {
+          const cached = infos.get(name)
+          if (cached !== undefined) return cached
+          const resolved = yield* registry.resolve(name)
+          const info = yield* loadWhisperModelInfo(resolved)
+          infos.set(name, info)
+          return info
+        })
+
+        const encode = Effect.fnUntraced(function*(encoder: OnnxSession, features: Float32Array, batch: number, nMels: number) {
+          const out = yield* encoder.run(
+            { input_features: new Tensor("float32", features, [batch, nMels, N_FRAMES]) },
+            ["last_hidden_state"]
+          )
+          return out["last_hidden_state"]!.data as Float32Array
+        })
+
+        const promptFor = (info: WhisperModelInfo, languageId: number | undefined, withTimestamps: boolean) => {
+          const sp = info.tokenizer.special
+          const prompt = info.multilingual ? [sp.sot, languageId!, sp.transcribe] : [sp.sot]
+          if (!withTimestamps) prompt.push(sp.noTimestamps)
+          return prompt
+        }
+
+        const languageId = (info: WhisperModelInfo, language: string) =>
+          Effect.gen(function*() {
+            if (!info.multilingual) {
+              if (language !== "auto" && language !== "en") {
+                return yield* new UnsupportedLanguageError({ model: info.name, language })
+              }
+              return undefined
+            }
+            const id = info.tokenizer.special.languages.get(language)
+            if (id === undefined) return yield* new UnsupportedLanguageError({ model: info.name, language })
+            return id
+          })
+
+        const detect = Effect.fnUntraced(function*(info: WhisperModelInfo, decoder: OnnxSession, hidden: Float32Array) {
+          const langs = [...info.tokenizer.special.languages.entries()]
+          const scores = yield* languageLogits(decoder, info.dims, hidden, info.tokenizer.special.sot, langs.map(([, id]) => id))
+          let best = 0
+          for (let i = 1; i < scores.length; i++) if (scores[i]! > scores[best]!) best = i
+          return langs[best]!
+        })
+
+        const decodeLogMel = Effect.fn("Whisper.decodeLogMel")(function*(features: Float32Array, opts: DecodeLogMelOptions) {
+          const info = yield* modelInfo(opts.model ?? defaultModel)
+          const encoder = yield* onnx.session(opts.encoder === "q8" ? info.encoderPath.q8 : info.encoderPath.fp32)
+          const decoder = yield* onnx.session(info.decoderPath)
+          const hidden = yield* encode(encoder, features, 1, info.nMels)
+          let langId: number | undefined
+          if (info.multilingual) {
+            langId = opts.language === undefined || opts.language === "auto"
+              ? (yield* detect(info, decoder, hidden))[1]
+              : yield* languageId(info, opts.language)
+          }
+          const prompt = promptFor(info, langId, opts.withTimestamps)
+          const [result] = yield* decodeBatch(
+            decoder,
+            info.dims,
+            { ...info.rules, withTimestamps: opts.withTimestamps },
+            info.tokenizer.special.noSpeech,
+            info.maxLength,
+            [{ hidden, prompt, temperature: 0, random: Math.random, collectAlignment: false }]
+          )
+          return [...prompt, ...result!.tokens, info.tokenizer.special.eot]
+        }, Effect.scoped)
+
+        const transcribe = Effect.fn("Whisper.transcribe")(function*(
+          windows: ReadonlyArray<AudioWindow>,
+          opts: TranscribeOptions
+        ) {
+          const info = yield* modelInfo(opts.model ?? defaultModel)
+          const encoder = yield* onnx.session(opts.encoder === "q8" ? info.encoderPath.q8 : info.encoderPath.fp32)
+          const decoder = yield* onnx.session(info.decoderPath)
+          const batchSize = Math.max(1, opts.batchSize ?? defaultBatch)
+          const mel = makeLogMelExtractor(info.nMels)
+          const melSize = info.nMels * N_FRAMES
+          const hiddenSize = ENC_FRAMES * info.dims.dModel
+          const tb = info.tokenizer.special.timestampBegin
+          const nHeads = info.dims.alignmentHeads.length
+          const random = seededRandom(opts.seed ?? 0)
+
+          const segmentsOf: Array<Array<Segment>> = windows.map(() => [])
+          let queue: Array<Pass> = windows
+            .map((w, i): Pass => ({ window: i, seek: 0, samples: w.samples.subarray(0, MAX_WINDOW_SAMPLES) }))
+            .filter((p) => p.samples.length > 0)
+
+          let language: string | undefined = info.multilingual ? undefined : "en"
+          let langId: number | undefined
+          if (info.multilingual && opts.language !== "auto") {
+            langId = yield* languageId(info, opts.language)
+            language = opts.language
+          }
+          if (queue.length === 0) return { language: language ?? "en", windows: segmentsOf.map((segments) => ({ segments })) }
+
+          const featureBuffers = new Map<number, Float32Array>()
+          while (queue.length > 0) {
+            const group = queue.slice(0, batchSize)
+            queue = queue.slice(batchSize)
+            const G = group.length
+            let features = featureBuffers.get(G)
+            if (features === undefined) {
+              features = new Float32Array(G * melSize)
+              featureBuffers.set(G, features)
+            }
+            group.forEach((p, i) => mel.compute(p.samples, features!, i * melSize))
+            const hidden = yield* encode(encoder, features, G, info.nMels)
+            const hiddenOf = (i: number) => hidden.subarray(i * hiddenSize, (i + 1) * hiddenSize)
+
+            if (language === undefined) {
+              const [code, id] = yield* detect(info, decoder, hiddenOf(0))
+              language = code
+              langId = id
+            }
+            const prompt = promptFor(info, langId, true)
+
+            // Temperature fallback: passes that look degenerate are decoded again, together.
+            const attempts: Array<Array<Attempt>> = group.map(() => [])
+            let pending = group.map((_, i) => i)
+            for (const temperature of TEMPERATURES) {
+              if (pending.length === 0) break
+              const requests: Array<DecodeRequest> = pending.map((i) => ({
+                hidden: hiddenOf(i),
+                prompt,
+                temperature,
+                random,
+                collectAlignment: opts.wordTimestamps
+              }))
+              const results = yield* decodeBatch(decoder, info.dims, info.rules, info.tokenizer.special.noSpeech, info.maxLength, requests)
+              const next: Array<number> = []
+              results.forEach((result, k) => {
+                const i = pending[k]!
+                const text = info.tokenizer.decode(result.tokens)
+                const ratio = compressionRatio(text)
+                attempts[i]!.push({ result, temperature, compressionRatio: ratio })
+                const silent = result.noSpeechProb > NO_SPEECH_THRESHOLD && result.avgLogprob < LOGPROB_THRESHOLD
+                const degenerate = result.looped > 0 || ratio > COMPRESSION_RATIO_THRESHOLD || result.avgLogprob < LOGPROB_THRESHOLD
+                if (degenerate && !silent) next.push(i)
+              })
+              pending = next
+            }
+
+            for (let i = 0; i < G; i++) {
+              const pass = group[i]!
+              const tries = attempts[i]!
+              // Best attempt: the last one that is not degenerate, else the highest avg logprob
+              // among those under the compression threshold (faster-whisper's choice).
+              const acceptable = tries.filter((a) => a.compressionRatio <= COMPRESSION_RATIO_THRESHOLD && a.result.looped === 0)
+              const chosen = tries.length === 1
+                ? tries[0]!
+                : (acceptable.length > 0 ? acceptable : tries).reduce((a, b) => (b.result.avgLogprob > a.result.avgLogprob ? b : a))
+              const r = chosen.result
+              const duration = pass.samples.length / SAMPLE_RATE
+              const offset = pass.seek / SAMPLE_RATE
+              if (r.noSpeechProb > NO_SPEECH_THRESHOLD && r.avgLogprob < LOGPROB_THRESHOLD) continue
+
+              let tokens = r.tokens
+              if (r.looped > 0) {
+                // Keep one copy of the repeated block.
+                let cut = tokens.length
+                while (cut - 2 * r.looped >= 0) {
+                  let same = true
+                  for (let k = 0; k < r.looped; k++) {
+                    if (tokens[cut - 1 - k] !== tokens[cut - 1 - r.looped - k]) {
+                      same = false
+                      break
+                    }
+                  }
+                  if (!same) break
+                  cut -= r.looped
+                }
+                tokens = tokens.slice(0, cut)
+              }
+              const split = splitPass(tokens, tb, duration)
+              const resume = r.looped === 0 && split.resume && split.consumed > 0 &&
+                pass.samples.length - Math.round(split.consumed * SAMPLE_RATE) >= MIN_RESUME_SAMPLES
+
+              let wordTimes: Array<number> | undefined
+              let textIndex: Array<number> = []
+              if (opts.wordTimestamps && nHeads > 0) {
+                textIndex = tokens.flatMap((t, k) => (t < tb && t < info.tokenizer.special.eot ? [k] : []))
+                if (textIndex.length > 0) {
+                  const lastText = textIndex[textIndex.length - 1]!
+                  const rows = textIndex.map((k) => r.alignment[k]!)
+                  rows.push(r.alignment[Math.min(lastText + 1, r.alignment.length - 1)]!)
+                  wordTimes = tokenStartTimes(rows, nHeads, Math.ceil(pass.samples.length / (2 * 160)))
+                }
+              }
+
+              for (const s of split.segments) {
+                const start = Math.min(offset + s.start, offset + duration)
+                const end = Math.min(Math.max(offset + s.end, start), offset + duration)
+                const segTokens = tokens.slice(s.from, s.to).filter((t) => t < tb)
+                let words: Array<Word> | undefined
+                if (wordTimes !== undefined) {
+                  const first = textIndex.indexOf(s.from)
+                  let last = first
+                  while (last + 1 < textIndex.length && textIndex[last + 1]! < s.to) last++
+                  if (first >= 0) {
+                    const spans = groupWords(textIndex.slice(first, last + 1).map((k) => tokens[k]!), info.tokenizer.decode)
+                    words = spans.map((w) => {
+                      const ws = Math.min(Math.max(offset + wordTimes![first + w.from]!, start), end)
+                      const we = Math.min(Math.max(offset + wordTimes![first + w.to]!, ws), end)
+                      return { start: ws, end: we, text: w.text.trim() }
+                    })
+                  }
+                }
+                segmentsOf[pass.window]!.push({
+                  start,
+                  end,
+                  text: info.tokenizer.decode(segTokens).trim(),
+                  ...(words !== undefined ? { words } : {}),
+                  tokens: segTokens,
+                  avgLogprob: r.avgLogprob,
+                  noSpeechProb: r.noSpeechProb,
+                  compressionRatio: chosen.compressionRatio,
+                  temperature: chosen.temperature
+                })
+              }
+              if (resume) {
+                const consumed = Math.round(split.consumed * SAMPLE_RATE)
+                queue.push({ window: pass.window, seek: pass.seek + consumed, samples: pass.samples.subarray(consumed) })
+              }
+            }
+          }
+          for (const segs of segmentsOf) segs.sort((a, b) => a.start - b.start)
+          return { language: language ?? "en", windows: segmentsOf.map((segments) => ({ segments })) }
+        }, Effect.scoped)
+
+        return Whisper.of({ transcribe, decodeLogMel })
+      })
+    )
+}
