@@ -387,6 +387,12 @@ export class LinkResolver extends Context.Service<LinkResolver, {
           return yield* refuse("BAD_URL", "The url must be a full http or https link.")
         }
         const url = new URL(raw)
+        // A single-label name ("http://a/", "http://intranet/") is not a public link; "localhost" and IP
+        // literals go on to be refused as local addresses, which says more.
+        const host = url.hostname.replace(/^\[|\]$/g, "")
+        if (!host.includes(".") && !host.includes(":") && host.toLowerCase() !== "localhost") {
+          return yield* refuse("BAD_URL", "The url must be a full link with a domain name, like https://example.com/episode.")
+        }
         if (isListLink(url)) {
           return yield* refuse("LINK_IS_A_LIST", "The link is a profile, playlist or set; submit one episode's link.")
         }
