@@ -231,9 +231,9 @@ export class Whisper extends Context.Service<Whisper, {
 
           let language: string | undefined = info.multilingual ? undefined : "en"
           let langId: number | undefined
-          if (info.multilingual && opts.language !== "auto") {
+          if (opts.language !== "auto") {
             langId = yield* languageId(info, opts.language)
-            language = opts.language
+            language = info.multilingual ? opts.language : "en"
           }
           if (queue.length === 0) return { language: language ?? "en", windows: segmentsOf.map((segments) => ({ segments })) }
 
