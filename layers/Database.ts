@@ -1,0 +1,35 @@
+/**
+ * Storage composition root: real Postgres when `DATABASE_URL` is set, otherwise embedded
+ * PGlite under `<dataDir>/pg` reached over its unix socket with a pool of one (PGlite runs
+ * one query at a time; more client connections interleave replies). Migrations run before
+ * anything else sees the client.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Option } from "effect"
+import * as path from "node:path"
+import { AppConfig } from "../services/AppConfig.ts"
+import { EmbeddedPostgres } from "../services/db/EmbeddedPostgres.ts"
+import { MigrationsLayer } from "../services/db/Migrations.ts"
+
+const embedded = (dataDir: string) =>
+  Layer.unwrap(
+    Effect.map(EmbeddedPostgres, ({ socketPath }) =>
+      PgClient.layer({
+        path: socketPath,
+        database: "postgres",
+        username: "postgres",
+        maxConnections: 1,
+        minConnections: 1
+      }))
+  ).pipe(Layer.provide(EmbeddedPostgres.layer({ dataDir: path.join(dataDir, "pg") })))
+
+export const DatabaseLayer = Layer.unwrap(
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const client = Option.match(config.databaseUrl, {
+      onSome: (url) => PgClient.layer({ url, maxConnections: 8 }),
+      onNone: () => embedded(config.dataDir)
+    })
+    return MigrationsLayer.pipe(Layer.provideMerge(client))
+  })
+)

@@ -1,0 +1,115 @@
+/**
+ * The one typed configuration of a Verbatim process, read from the environment once,
+ * at the layer edge. Every setting is documented in the README's configuration table;
+ * a `VERBATIM_*` variable this process does not know is refused at start, so a typo
+ * never silently falls back to a default.
+ */
+import { Config, ConfigProvider, Context, Effect, Layer, Option, Redacted, Schema } from "effect"
+
+export type LogLevel = "trace" | "debug" | "info" | "warn" | "error" | "silent"
+
+export interface AppConfigShape {
+  readonly host: string
+  readonly port: number
+  /** Root of everything the embedded mode keeps on disk (database, uploads, media). */
+  readonly dataDir: string
+  /** Set: that Postgres. Unset: embedded PGlite under `dataDir/pg`. */
+  readonly databaseUrl: Option.Option<Redacted.Redacted>
+  /** Base URL clients reach this service at; used in links the API hands out. */
+  readonly publicUrl: Option.Option<string>
+  /** HMAC secret for signed links; generated once and kept in the database when unset. */
+  readonly signingSecret: Option.Option<Redacted.Redacted>
+  readonly rateLimitPerMinute: number
+  readonly enterpriseRateLimitPerMinute: number
+  readonly batchStatusPerMinute: number
+  readonly samplesPerDay: number
+  /** Use the first `X-Forwarded-For` hop as the client address (behind a trusted proxy only). */
+  readonly trustProxy: boolean
+  readonly logLevel: LogLevel
+}
+
+/** Every variable this process reads. Extend it together with the README table. */
+export const knownVariables: ReadonlyArray<string> = [
+  "VERBATIM_HOST",
+  "VERBATIM_PORT",
+  "VERBATIM_DATA_DIR",
+  "VERBATIM_PUBLIC_URL",
+  "VERBATIM_SIGNING_SECRET",
+  "VERBATIM_RATE_LIMIT_PER_MINUTE",
+  "VERBATIM_ENTERPRISE_RATE_LIMIT_PER_MINUTE",
+  "VERBATIM_BATCH_STATUS_PER_MINUTE",
+  "VERBATIM_SAMPLES_PER_DAY",
+  "VERBATIM_TRUST_PROXY",
+  "VERBATIM_LOG_LEVEL"
+]
+
+const positiveInt = (name: string, fallback: number) =>
+  Config.schema(Schema.Int.check(Schema.isGreaterThan(0)), name).pipe(Config.withDefault(fallback))
+
+const config = Config.all({
+  host: Config.String("VERBATIM_HOST").pipe(Config.withDefault("127.0.0.1")),
+  port: Config.Port("VERBATIM_PORT").pipe(Config.withDefault(8080)),
+  dataDir: Config.NonEmptyString("VERBATIM_DATA_DIR").pipe(Config.withDefault("./data")),
+  databaseUrl: Config.option(Config.Redacted("DATABASE_URL")),
+  publicUrl: Config.option(Config.URL("VERBATIM_PUBLIC_URL").pipe(Config.map((url) => url.href.replace(/\/$/, "")))),
+  signingSecret: Config.option(Config.Redacted("VERBATIM_SIGNING_SECRET")),
+  rateLimitPerMinute: positiveInt("VERBATIM_RATE_LIMIT_PER_MINUTE", 60),
+  enterpriseRateLimitPerMinute: positiveInt("VERBATIM_ENTERPRISE_RATE_LIMIT_PER_MINUTE", 120),
+  batchStatusPerMinute: positiveInt("VERBATIM_BATCH_STATUS_PER_MINUTE", 600),
+  samplesPerDay: positiveInt("VERBATIM_SAMPLES_PER_DAY", 3),
+  trustProxy: Config.Boolean("VERBATIM_TRUST_PROXY").pipe(Config.withDefault(false)),
+  logLevel: Config.Literals(["trace", "debug", "info", "warn", "error", "silent"], "VERBATIM_LOG_LEVEL").pipe(
+    Config.withDefault("info" as const)
+  )
+})
+
+export class UnknownConfigVariable extends Schema.TaggedError<UnknownConfigVariable>()("UnknownConfigVariable", {
+  names: Schema.Array(Schema.String)
+}) {
+  override get message() {
+    return `Unknown configuration variable${this.names.length > 1 ? "s" : ""} ${this.names.join(", ")}: ` +
+      `see the README's configuration table for the settings Verbatim reads.`
+  }
+}
+
+/** Walks the provider's `VERBATIM` subtree (the env provider splits names on `_`). */
+const verbatimVariables = Effect.gen(function*() {
+  const provider = yield* ConfigProvider.ConfigProvider
+  const found: Array<string> = []
+  const walk = (path: ReadonlyArray<string>): Effect.Effect<void, ConfigProvider.SourceError> =>
+    Effect.flatMap(provider.load(path), (node) => {
+      if (node === undefined) return Effect.void
+      if (node._tag === "Value") {
+        found.push(path.join("_"))
+        return Effect.void
+      }
+      if (node.value !== undefined) found.push(path.join("_"))
+      if (node._tag === "Record") return Effect.forEach(node.keys, (key) => walk([...path, key]), { discard: true })
+      return Effect.void
+    })
+  yield* walk(["VERBATIM"])
+  return found
+})
+
+export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("verbatim/config/AppConfig") {
+  /** Reads and validates the environment; fails naming the offending variable. */
+  static readonly layer = Layer.effect(
+    AppConfig,
+    Effect.gen(function*() {
+      const names = yield* verbatimVariables.pipe(Effect.orElseSucceed(() => []))
+      const unknown = names.filter((name) => !knownVariables.includes(name))
+      if (unknown.length > 0) return yield* new UnknownConfigVariable({ names: unknown })
+      return AppConfig.of(yield* config)
+    })
+  )
+
+  /** A fixed configuration for tests and embedding; unspecified fields take the defaults. */
+  static readonly layerWith = (overrides: Partial<AppConfigShape>) =>
+    Layer.effect(
+      AppConfig,
+      Effect.gen(function*() {
+        const defaults = yield* config
+        return AppConfig.of({ ...defaults, ...overrides })
+      }).pipe(Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromUnknown({})))
+    )
+}

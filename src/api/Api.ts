@@ -1,0 +1,17 @@
+/**
+ * The Verbatim public API: one definition from which the server routes, the OpenAPI
+ * document (`/openapi.json`), the docs page (`/docs`) and the typed client all derive.
+ */
+import { HttpApi, OpenApi } from "effect/http-api"
+import { AccountApi } from "./AccountApi.ts"
+import { SystemApi } from "./SystemApi.ts"
+
+export class Api extends HttpApi.make("verbatim")
+  .add(AccountApi)
+  .add(SystemApi)
+  .annotateMerge(OpenApi.annotations({
+    title: "Verbatim transcription API",
+    version: "1.0.0",
+    description: "Recorded audio and video to timestamped transcripts. Authenticate with `X-API-Key`."
+  }))
+{}

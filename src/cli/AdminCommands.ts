@@ -1,0 +1,128 @@
+/**
+ * `verbatim admin …`: the operator's tools for accounts, keys, plans and credit (the
+ * website that would manage these is not part of this service). Output is JSON so it
+ * reads well and scripts can parse it; a key's secret is printed exactly once, at
+ * creation or rotation.
+ */
+import { Console, Effect } from "effect"
+import { Command, Flag } from "effect/cli"
+import { Accounts } from "../../services/Accounts.ts"
+import { ApiKeys, keyStatus } from "../../services/ApiKeys.ts"
+import { Ledger } from "../../services/Ledger.ts"
+import type { ApiKeyRecord } from "../domain/ApiKey.ts"
+import { PlanId } from "../domain/Plan.ts"
+
+const account = Flag.String("email").pipe(
+  Flag.withDescription("The account: its email (or its id)")
+)
+
+const printJson = (value: unknown) => Console.log(JSON.stringify(value, null, 2))
+
+const keyView = (key: ApiKeyRecord, now: number) => ({
+  id: key.id,
+  prefix: key.prefix,
+  name: key.name,
+  status: keyStatus(key, now),
+  created_at: key.created_at.toISOString(),
+  expires_at: key.expires_at?.toISOString() ?? null,
+  revoked_at: key.revoked_at?.toISOString() ?? null,
+  last_used_at: key.last_used_at?.toISOString() ?? null
+})
+
+const accountCreate = Command.make(
+  "create",
+  { email: Flag.String("email").pipe(Flag.withDescription("Email of the new account")) },
+  Effect.fn(function*({ email }) {
+    const created = yield* (yield* Accounts).create(email)
+    yield* printJson({ id: created.id, email: created.email, plan: created.plan })
+  })
+).pipe(Command.withDescription("Create an account"))
+
+const keyCreate = Command.make(
+  "create",
+  { account, name: Flag.String("name").pipe(Flag.withDescription("A label for the key"), Flag.optional) },
+  Effect.fn(function*({ account, name }) {
+    const owner = yield* (yield* Accounts).resolve(account)
+    const issued = yield* (yield* ApiKeys).create(owner.id, name._tag === "Some" ? name.value : undefined)
+    yield* printJson({
+      key: issued.key,
+      id: issued.record.id,
+      prefix: issued.record.prefix,
+      account: owner.email,
+      note: "Store this key now: it is shown only once."
+    })
+  })
+).pipe(Command.withDescription("Create an API key (at most 10 active per account)"))
+
+const keyList = Command.make(
+  "list",
+  { account },
+  Effect.fn(function*({ account }) {
+    const owner = yield* (yield* Accounts).resolve(account)
+    const keys = yield* (yield* ApiKeys).list(owner.id)
+    const now = Date.now()
+    yield* printJson(keys.map((key) => keyView(key, now)))
+  })
+).pipe(Command.withDescription("List an account's keys (never their secrets)"))
+
+const keyFlag = Flag.String("key").pipe(Flag.withDescription("The key's id or prefix (as listed)"))
+
+const keyRotate = Command.make(
+  "rotate",
+  { account, key: keyFlag },
+  Effect.fn(function*({ account, key }) {
+    const owner = yield* (yield* Accounts).resolve(account)
+    const issued = yield* (yield* ApiKeys).rotate(owner.id, key)
+    yield* printJson({
+      key: issued.key,
+      id: issued.record.id,
+      prefix: issued.record.prefix,
+      note: "The old key keeps working for 24 hours. Store this key now: it is shown only once."
+    })
+  })
+).pipe(Command.withDescription("Replace a key; the old one stays valid for 24 hours"))
+
+const keyRevoke = Command.make(
+  "revoke",
+  { account, key: keyFlag },
+  Effect.fn(function*({ account, key }) {
+    const owner = yield* (yield* Accounts).resolve(account)
+    const revoked = yield* (yield* ApiKeys).revoke(owner.id, key)
+    yield* printJson(keyView(revoked, Date.now()))
+  })
+).pipe(Command.withDescription("Revoke a key at once"))
+
+const planSet = Command.make(
+  "set",
+  { account, plan: Flag.Literals("plan", PlanId.literals).pipe(Flag.withDescription("standard, workspace or enterprise")) },
+  Effect.fn(function*({ account, plan }) {
+    const accounts = yield* Accounts
+    const owner = yield* accounts.resolve(account)
+    const updated = yield* accounts.setPlan(owner.id, plan)
+    yield* printJson({ id: updated.id, email: updated.email, plan: updated.plan })
+  })
+).pipe(Command.withDescription("Put an account on a plan"))
+
+const creditsGrant = Command.make(
+  "grant",
+  {
+    account,
+    minutes: Flag.Finite("minutes").pipe(Flag.withDescription("Minutes of audio to add")),
+    note: Flag.String("note").pipe(Flag.optional)
+  },
+  Effect.fn(function*({ account, minutes, note }) {
+    const owner = yield* (yield* Accounts).resolve(account)
+    const result = yield* (yield* Ledger).grant(owner.id, minutes, note._tag === "Some" ? note.value : undefined)
+    yield* printJson({ account: owner.email, granted_minutes: minutes, balance_minutes: result.balanceMinutes })
+  })
+).pipe(Command.withDescription("Add minutes to an account's balance"))
+
+export const adminCommand = Command.make("admin").pipe(
+  Command.withDescription("Operator tools: accounts, API keys, plans, credit"),
+  Command.withSubcommands([
+    Command.make("account").pipe(Command.withSubcommands([accountCreate])),
+    Command.make("key").pipe(Command.withSubcommands([keyCreate, keyList, keyRotate, keyRevoke])),
+    Command.make("plan").pipe(Command.withSubcommands([planSet])),
+    Command.make("credits").pipe(Command.withSubcommands([creditsGrant]))
+  ])
+)

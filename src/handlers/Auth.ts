@@ -1,0 +1,121 @@
+/**
+ * Implementation of the `RequireAccount` and `AllowGuest` middlewares (src/api/Security.ts):
+ * key lookup, the Bearer hint, guest identity, and the per-account (or per-address)
+ * request rate, all before any handler runs.
+ */
+import { Effect, Layer, Option, Redacted } from "effect"
+import { HttpServerRequest } from "effect/http"
+import type { HttpApiEndpoint } from "effect/http-api"
+import { Accounts } from "../../services/Accounts.ts"
+import { ApiKeys } from "../../services/ApiKeys.ts"
+import { AppConfig } from "../../services/AppConfig.ts"
+import { RateLimiter } from "../../services/RateLimiter.ts"
+import { plans } from "../domain/Plan.ts"
+import { InvalidApiKey, MissingApiKey, RateLimited } from "../api/Errors.ts"
+import {
+  AllowGuest,
+  type Caller,
+  CurrentAccount,
+  CurrentCaller,
+  RequireAccount
+} from "../api/Security.ts"
+import { RequestContext } from "./RequestContext.ts"
+
+/** Endpoints with a rate budget of their own (the batch status call: 600/min). */
+export const batchStatusEndpoint = "batchStatus"
+
+export const clientAddress = (request: HttpServerRequest.HttpServerRequest, trustProxy: boolean): string => {
+  if (trustProxy) {
+    const forwarded = request.headers["x-forwarded-for"]?.split(",")[0]?.trim()
+    if (forwarded) return forwarded
+  }
+  return Option.getOrElse(request.remoteAddress, () => "unknown")
+}
+
+const makeAuthenticate = Effect.gen(function*() {
+  const config = yield* AppConfig
+  const keys = yield* ApiKeys
+  const accounts = yield* Accounts
+  const limiter = yield* RateLimiter
+
+  const limit = Effect.fnUntraced(function*(bucket: string, perMinute: number) {
+    const decision = yield* limiter.consume(bucket, perMinute)
+    if (!decision.allowed) {
+      return yield* new RateLimited({
+        error: `Too many requests: the limit is ${perMinute} per minute. Retry after ${decision.retryAfterSeconds} s.`,
+        code: "RATE_LIMITED",
+        retry_after: decision.retryAfterSeconds
+      })
+    }
+  })
+
+  return Effect.fn("Auth.authenticate")(function*(
+    credential: Redacted.Redacted<string>,
+    endpoint: HttpApiEndpoint.Top,
+    requireAccount: boolean
+  ) {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const requestContext = yield* Effect.serviceOption(RequestContext)
+    const key = Redacted.value(credential).trim()
+    const batch = endpoint.name === batchStatusEndpoint
+
+    if (key === "") {
+      if (/^bearer\s/i.test(request.headers["authorization"] ?? "")) {
+        return yield* new MissingApiKey({
+          error: "API keys go in the X-API-Key header; Authorization: Bearer is reserved for user sign-in."
+        })
+      }
+      if (requireAccount) {
+        return yield* new MissingApiKey({ error: "This endpoint needs an API key in the X-API-Key header." })
+      }
+      const clientId = clientAddress(request, config.trustProxy)
+      yield* limit(`${batch ? "batch" : "rate"}:ip:${clientId}`, batch ? config.batchStatusPerMinute : config.rateLimitPerMinute)
+      return { _tag: "Guest", clientId, claimToken: request.headers["x-claim-token"] } satisfies Caller
+    }
+
+    const found = yield* keys.authenticate(key)
+    if (Option.isNone(found)) {
+      return yield* new InvalidApiKey({ error: "The API key is not valid: it is unknown, revoked or expired." })
+    }
+    const account = yield* accounts.findById(found.value.accountId)
+    if (Option.isNone(account)) {
+      return yield* new InvalidApiKey({ error: "The API key is not valid: it is unknown, revoked or expired." })
+    }
+    if (Option.isSome(requestContext)) requestContext.value.accountId = account.value.id
+    const perMinute = batch
+      ? config.batchStatusPerMinute
+      : plans[account.value.plan].rateTier === "enterprise"
+      ? config.enterpriseRateLimitPerMinute
+      : config.rateLimitPerMinute
+    yield* limit(`${batch ? "batch" : "rate"}:acct:${account.value.id}`, perMinute)
+    return { _tag: "Account", account: account.value, keyId: found.value.keyId } satisfies Caller
+  })
+})
+
+export const RequireAccountLive = Layer.effect(
+  RequireAccount,
+  Effect.gen(function*() {
+    const authenticate = yield* makeAuthenticate
+    return RequireAccount.of({
+      apiKey: (httpEffect, { credential, endpoint }) =>
+        Effect.flatMap(authenticate(credential, endpoint, true), (caller) =>
+          caller._tag === "Account"
+            ? Effect.provideService(httpEffect, CurrentAccount, caller)
+            : Effect.die("unreachable: an account was required"))
+    })
+  })
+)
+
+export const AllowGuestLive = Layer.effect(
+  AllowGuest,
+  Effect.gen(function*() {
+    const authenticate = yield* makeAuthenticate
+    return AllowGuest.of({
+      apiKey: (httpEffect, { credential, endpoint }) =>
+        Effect.flatMap(
+          authenticate(credential, endpoint, false),
+          (caller) => Effect.provideService(httpEffect, CurrentCaller, caller)
+        )
+    })
+  })
+)

@@ -1,0 +1,80 @@
+/**
+ * The request edge, wrapped around every route (and around "no route"):
+ * - a request id on every response (`X-Request-Id`, echoed when the client sent a sane one);
+ * - browsers refused: any request carrying `Origin`, and CORS preflights, get 403
+ *   `BROWSER_FORBIDDEN` with no CORS allow headers — the API is for servers and scripts;
+ * - failures outside typed handler errors mapped to `{ error, code }` (see ErrorResponses);
+ * - `Retry-After` on every 429 from the body's `retry_after`;
+ * - one pino line per request.
+ */
+import { Effect, type Types } from "effect"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { AppLogger } from "../../services/observability/AppLogger.ts"
+import { classifyFailure, errorJson } from "./ErrorResponses.ts"
+import { RequestContext } from "./RequestContext.ts"
+
+const saneRequestId = /^[A-Za-z0-9._:-]{1,128}$/
+
+const isBrowserRequest = (request: HttpServerRequest.HttpServerRequest) =>
+  request.headers["origin"] !== undefined ||
+  (request.method === "OPTIONS" && request.headers["access-control-request-method"] !== undefined)
+
+const retryAfterFromBody = (response: HttpServerResponse.HttpServerResponse): string | undefined => {
+  if (response.body._tag !== "Uint8Array") return undefined
+  const parsed: unknown = (() => {
+    try {
+      return JSON.parse(new TextDecoder().decode(response.body.body))
+    } catch {
+      return undefined
+    }
+  })()
+  const seconds = typeof parsed === "object" && parsed !== null ? (parsed as { retry_after?: unknown }).retry_after : undefined
+  return typeof seconds === "number" ? String(Math.max(1, Math.ceil(seconds))) : undefined
+}
+
+export const EdgeMiddleware = HttpRouter.middleware(
+  Effect.gen(function*() {
+    const logger = yield* AppLogger
+    // Every failure is turned into a response here; the declared `unhandled` error only
+    // satisfies the router's bookkeeping for global middleware.
+    return (httpEffect): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest> =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const started = performance.now()
+        const incoming = request.headers["x-request-id"]
+        const context = RequestContext.of({
+          requestId: incoming !== undefined && saneRequestId.test(incoming) ? incoming : crypto.randomUUID(),
+          accountId: null
+        })
+        let response: HttpServerResponse.HttpServerResponse = isBrowserRequest(request)
+          ? errorJson(403, {
+            error: "This API is for servers and scripts; browsers may not call it directly.",
+            code: "BROWSER_FORBIDDEN"
+          })
+          : yield* httpEffect.pipe(
+            Effect.provideService(RequestContext, context),
+            Effect.catchCause((cause) => {
+              const classified = classifyFailure(cause)
+              return classified._tag === "Defect"
+                ? Effect.as(Effect.logError("unhandled failure", cause), classified.response)
+                : Effect.succeed(classified.response)
+            })
+          )
+        if (response.status === 429 && response.headers["retry-after"] === undefined) {
+          const retryAfter = retryAfterFromBody(response)
+          if (retryAfter !== undefined) response = HttpServerResponse.setHeader(response, "retry-after", retryAfter)
+        }
+        response = HttpServerResponse.setHeader(response, "x-request-id", context.requestId)
+        logger.request({
+          request_id: context.requestId,
+          method: request.method,
+          path: request.url.split("?")[0] ?? request.url,
+          status: response.status,
+          ms: Math.round((performance.now() - started) * 10) / 10,
+          account_id: context.accountId
+        })
+        return response
+      })
+  }),
+  { global: true }
+)

@@ -1,0 +1,93 @@
+/**
+ * Turns failures that never reached a typed handler error (unknown routes, undecodable
+ * params, payloads or queries, malformed JSON, defects) into the `{ error, code }` body.
+ * Bad input always gets a 4xx here; only a genuine defect becomes a 500.
+ */
+import { Cause, SchemaIssue } from "effect"
+import { HttpServerError, HttpServerResponse } from "effect/http"
+import { HttpApiError } from "effect/http-api"
+import type { ValidationIssue } from "../api/Errors.ts"
+
+export const errorJson = (status: number, body: { readonly error: string; readonly code: string; readonly [extra: string]: unknown }) =>
+  HttpServerResponse.jsonUnsafe(body, { status })
+
+const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
+
+const locRoot: Record<string, string> = {
+  Payload: "body",
+  Query: "query",
+  Headers: "header",
+  Params: "path"
+}
+
+const issuesOf = (kind: string, error: HttpApiError.HttpApiSchemaError): Array<ValidationIssue> =>
+  formatter(error.cause.issue).issues.map((issue) => ({
+    loc: [locRoot[kind] ?? kind.toLowerCase(), ...(issue.path ?? []).map((p) => typeof p === "number" ? p : String(p))],
+    msg: issue.message
+  }))
+
+const isJsonSyntax = (error: HttpApiError.HttpApiSchemaError) =>
+  /JSON|Unexpected token|Unexpected end/i.test(String(error.cause.issue))
+
+export type Classified =
+  | { readonly _tag: "Response"; readonly response: HttpServerResponse.HttpServerResponse }
+  | { readonly _tag: "Defect"; readonly response: HttpServerResponse.HttpServerResponse }
+
+export const classifyFailure = (cause: Cause.Cause<unknown>): Classified => {
+  const reasons = [...cause.reasons]
+  for (const reason of reasons) {
+    const value = reason._tag === "Fail" ? reason.error : reason._tag === "Die" ? reason.defect : undefined
+    if (HttpApiError.HttpApiSchemaError.is(value)) {
+      if (value.kind === "Params") {
+        return {
+          _tag: "Response",
+          response: errorJson(400, { error: "The id in the path is not a valid UUID.", code: "BAD_ID" })
+        }
+      }
+      if (value.kind === "Payload" && isJsonSyntax(value)) {
+        return {
+          _tag: "Response",
+          response: errorJson(400, { error: "The request body is not valid JSON.", code: "MALFORMED_JSON" })
+        }
+      }
+      if (value.kind === "Payload" || value.kind === "Query" || value.kind === "Headers") {
+        const detail = issuesOf(value.kind, value)
+        const badSource = detail.some((issue) => issue.loc[0] === "body" && issue.loc[1] === "source")
+        return {
+          _tag: "Response",
+          response: errorJson(422, {
+            error: badSource
+              ? "`source` must be one of upload, url, recording, api."
+              : `The request has ${detail.length === 1 ? "an invalid field" : "invalid fields"}: see detail.`,
+            code: badSource ? "BAD_SOURCE" : "VALIDATION_FAILED",
+            detail
+          })
+        }
+      }
+    }
+    if (HttpApiError.HttpApiPayloadTooLarge.is(value)) {
+      return {
+        _tag: "Response",
+        response: errorJson(413, { error: "The request body is too large.", code: "PAYLOAD_TOO_LARGE" })
+      }
+    }
+    if (HttpServerError.isHttpServerError(value)) {
+      if (value.reason._tag === "RouteNotFound") {
+        return {
+          _tag: "Response",
+          response: errorJson(404, { error: "No such endpoint. The API lives under /v1; see /docs.", code: "NOT_FOUND" })
+        }
+      }
+      if (value.reason._tag === "RequestParseError") {
+        return {
+          _tag: "Response",
+          response: errorJson(400, { error: "The request body could not be read.", code: "MALFORMED_REQUEST" })
+        }
+      }
+    }
+  }
+  return {
+    _tag: "Defect",
+    response: errorJson(500, { error: "Something went wrong on our side; retry with backoff.", code: "SERVICE_ERROR" })
+  }
+}
