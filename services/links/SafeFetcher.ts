@@ -22,6 +22,7 @@ import { lookup } from "node:dns/promises"
 import * as http from "node:http"
 import * as https from "node:https"
 import { isIP } from "node:net"
+import { rootCertificates } from "node:tls"
 import type { Readable } from "node:stream"
 import { once } from "node:events"
 import * as zlib from "node:zlib"
@@ -95,6 +96,8 @@ export interface SafeFetcherConfig {
    */
   readonly allowList?: ReadonlyArray<string>
   readonly userAgent?: string
+  /** PEM certificates trusted besides the system's roots (an operator's internal CA, a test CA). */
+  readonly extraCaCertificates?: ReadonlyArray<string>
   /**
    * Resolves a host name to its addresses. Default: the system resolver (all A and AAAA answers).
    * Tests use it to give a name a chosen address.
@@ -305,6 +308,10 @@ export class SafeFetcher extends Context.Service<SafeFetcher, {
               Effect.map((answers) => answers.map((answer) => answer.address))
             ))
 
+        const caCertificates = config.extraCaCertificates === undefined || config.extraCaCertificates.length === 0
+          ? undefined
+          : [...rootCertificates, ...config.extraCaCertificates]
+
         const isAllowed = (hostname: string, address: IpAddress, port: number) =>
           allowList.some((entry) => allowEntryMatches(entry, { hostname, address, port }))
 
@@ -407,7 +414,9 @@ export class SafeFetcher extends Context.Service<SafeFetcher, {
                 method: "GET",
                 path: `${url.pathname}${url.search}`,
                 agent: false,
+                // TLS verifies the certificate against the URL's host, not the pinned address.
                 ...(url.protocol === "https:" && isIP(hostname) === 0 ? { servername: hostname } : {}),
+                ...(url.protocol === "https:" && caCertificates !== undefined ? { ca: caCertificates } : {}),
                 headers: {
                   host: url.host,
                   "user-agent": settings.userAgent,

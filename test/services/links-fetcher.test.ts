@@ -114,6 +114,34 @@ describe("SafeFetcher", () => {
       assert.strictEqual(server.hits.length, 1)
     }).pipe(Effect.scoped))
 
+  it.live("over HTTPS, verifies the certificate against the URL's host while connecting to the pinned address", () =>
+    Effect.gen(function*() {
+      const tls = {
+        key: readFileSync(path.resolve(import.meta.dirname, "../support/links-tls-key.pem"), "utf8"),
+        cert: readFileSync(path.resolve(import.meta.dirname, "../support/links-tls-cert.pem"), "utf8")
+      }
+      const server = yield* startTestServer({ "/x": respond(200, { "content-type": "text/html" }, page) }, { tls })
+      const config = {
+        allowList: [`127.0.0.1:${server.port}`],
+        extraCaCertificates: [tls.cert],
+        // Both names point at the test server; the certificate is only for media.test.
+        resolveHost: (name: string) => Effect.succeed(name.endsWith(".test") ? ["127.0.0.1"] : [])
+      }
+      const ok = yield* withFetcher(config, Effect.flatMap(fetcher, (f) => f.peek(`https://media.test:${server.port}/x`)))
+      assert.strictEqual(ok.kind, "html")
+      assert.strictEqual(server.hosts[0], `media.test:${server.port}`)
+      const wrongName = yield* failure(
+        withFetcher(config, Effect.flatMap(fetcher, (f) => f.peek(`https://other.test:${server.port}/x`)))
+      )
+      assert.strictEqual(wrongName.reason, "Unreachable")
+      assert.include(wrongName.message, "certificate")
+      const untrusted = yield* failure(
+        withFetcher({ ...config, extraCaCertificates: [] }, Effect.flatMap(fetcher, (f) => f.peek(`https://media.test:${server.port}/x`)))
+      )
+      assert.strictEqual(untrusted.reason, "Unreachable")
+      assert.strictEqual(server.hits.length, 1)
+    }).pipe(Effect.scoped))
+
   it.live("follows redirects on the allowed host and re-checks every hop", () =>
     Effect.gen(function*() {
       const other = yield* startTestServer({ "/x": respond(200, { "content-type": "text/html" }, page) })

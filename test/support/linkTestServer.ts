@@ -4,6 +4,7 @@
  * Host header, and closes (dropping open connections) when the test's scope ends.
  */
 import * as http from "node:http"
+import * as https from "node:https"
 import type { AddressInfo } from "node:net"
 import { Effect, type Scope } from "effect"
 
@@ -22,7 +23,8 @@ export interface TestServer {
 }
 
 export const startTestServer = (
-  routes: Record<string, Route>
+  routes: Record<string, Route>,
+  options: { readonly tls?: { readonly key: string; readonly cert: string } } = {}
 ): Effect.Effect<TestServer, never, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.promise(() =>
@@ -31,7 +33,7 @@ export const startTestServer = (
         const hosts: Array<string | undefined> = []
         const closed: Array<Promise<void>> = []
         let state: TestServer | undefined
-        const server = http.createServer((req, res) => {
+        const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
           hits.push(req.url ?? "")
           hosts.push(req.headers.host)
           const path = (req.url ?? "/").split("?")[0]!
@@ -41,15 +43,18 @@ export const startTestServer = (
             return
           }
           route(req, res, state!)
-        })
-        server.on("connection", (socket) => {
+        }
+        const server: http.Server = options.tls === undefined
+          ? http.createServer(handler)
+          : https.createServer({ key: options.tls.key, cert: options.tls.cert }, handler)
+        server.on(options.tls === undefined ? "connection" : "secureConnection", (socket) => {
           closed.push(new Promise((done) => socket.once("close", () => done())))
         })
         server.listen(0, "127.0.0.1", () => {
           const port = (server.address() as AddressInfo).port
           state = {
             port,
-            origin: `http://127.0.0.1:${port}`,
+            origin: `${options.tls === undefined ? "http" : "https"}://127.0.0.1:${port}`,
             hits,
             hosts,
             connectionClosed: (n) => closed[n - 1] ?? Promise.reject(new Error(`no connection ${n}`))
