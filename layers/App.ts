@@ -41,12 +41,11 @@ const HttpServerLayer = Layer.unwrap(
   AppConfig.useSync((config) => NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
 )
 
-/** The HTTP service on top of the domain; requires only `AppConfig`. */
+/** The HTTP service on top of the domain; requires `AppConfig` and `AppLogger`. */
 export const ServerLayer = HttpRouter.serve(Routes, { disableLogger: true, disableListenLog: true }).pipe(
-  Layer.provide(HttpServerLayer),
+  Layer.provideMerge(HttpServerLayer),
   Layer.provide(DomainLayer),
-  Layer.provide(AppLogger.effectLogger),
-  Layer.provideMerge(AppLogger.layer)
+  Layer.provide(AppLogger.effectLogger)
 )
 
 /** Logs the listening address once the server is up. */

@@ -9,12 +9,16 @@ import { Console, Effect, Layer } from "effect"
 import { Command } from "effect/cli"
 import { announce, DomainLayer, ServerLayer } from "../layers/App.ts"
 import { AppConfig } from "../services/AppConfig.ts"
+import { AppLogger } from "../services/observability/AppLogger.ts"
 import { adminCommand } from "./cli/AdminCommands.ts"
 
 const serve = Command.make(
   "serve",
   {},
-  () => Layer.launch(Layer.effectDiscard(announce).pipe(Layer.provideMerge(ServerLayer)))
+  () =>
+    Layer.launch(
+      Layer.effectDiscard(announce).pipe(Layer.provideMerge(ServerLayer), Layer.provide(AppLogger.layer))
+    )
 ).pipe(Command.withDescription("Run the HTTP API (embedded PGlite unless DATABASE_URL is set)"))
 
 const verbatim = Command.make("verbatim").pipe(
@@ -22,9 +26,19 @@ const verbatim = Command.make("verbatim").pipe(
   Command.withSubcommands([serve, adminCommand.pipe(Command.provide(DomainLayer))])
 )
 
-/** Domain failures reach the operator as one sentence on stderr and exit code 1. */
+/** A failure's one-line explanation for the operator. */
+const describe = (error: unknown): string => {
+  const tagged = error as { readonly _tag?: string; readonly message?: string; readonly cause?: unknown }
+  if (tagged._tag === "ConfigError") return `invalid configuration: ${String(tagged.cause)}`
+  if (tagged._tag === "ServeError") return `the HTTP server could not start: ${String(tagged.cause)}`
+  if (tagged.message) return tagged.message
+  if (tagged.cause !== undefined) return `${tagged._tag ?? "error"}: ${String(tagged.cause)}`
+  return String(error)
+}
+
+/** Failures reach the operator as one sentence on stderr and exit code 1. */
 const reportFailure = (error: unknown) =>
-  Console.error(`verbatim: ${error instanceof Error ? error.message : String(error)}`).pipe(
+  Console.error(`verbatim: ${describe(error)}`).pipe(
     Effect.andThen(Effect.sync(() => {
       process.exitCode = 1
     }))
@@ -32,8 +46,8 @@ const reportFailure = (error: unknown) =>
 
 verbatim.pipe(
   Command.run({ version: "0.1.0" }),
-  Effect.catch(reportFailure),
   Effect.provide(AppConfig.layer),
+  Effect.catch(reportFailure),
   Effect.provide(NodeServices.layer),
   NodeRuntime.runMain
 )

@@ -1,0 +1,72 @@
+/**
+ * Starts the real service in-process on 127.0.0.1 with an OS-assigned port, over real
+ * sockets, on the test file's own storage. Requests go through `fetch`.
+ */
+import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { HttpServer } from "effect/http"
+import pino from "pino"
+import { DomainLayer, ServerLayer } from "../../layers/App.ts"
+import { Accounts } from "../../services/Accounts.ts"
+import { ApiKeys } from "../../services/ApiKeys.ts"
+import { AppConfig, type AppConfigShape } from "../../services/AppConfig.ts"
+import { AppLogger } from "../../services/observability/AppLogger.ts"
+import { makeTestStorage, type TestStorage } from "./database.ts"
+
+export interface TestServer {
+  readonly url: string
+  readonly storage: TestStorage
+  /** Every JSON log line the server wrote. */
+  readonly logs: Array<string>
+  run<A, E>(effect: Effect.Effect<A, E, Accounts | ApiKeys | AppConfig>): Promise<A>
+  /** A new account with one key; returns the plaintext key. */
+  account(email?: string): Promise<{ readonly key: string; readonly email: string; readonly accountId: string }>
+  get(path: string, headers?: Record<string, string>): Promise<Response>
+  close(): Promise<void>
+}
+
+let accountCounter = 0
+
+export const startServer = async (
+  label: string,
+  overrides: Partial<AppConfigShape> = {}
+): Promise<TestServer> => {
+  const storage = await makeTestStorage(label)
+  const logs: Array<string> = []
+  const destination = { write: (line: string) => void logs.push(line) }
+  const config = AppConfig.layerWith({
+    host: "127.0.0.1",
+    port: 0,
+    dataDir: storage.dataDir,
+    databaseUrl: storage.databaseUrl,
+    logLevel: "info",
+    ...overrides
+  })
+  const layer = Layer.mergeAll(ServerLayer, DomainLayer).pipe(
+    Layer.provide(Layer.effect(AppLogger, AppConfig.useSync((c) => AppLogger.make(c.logLevel, destination as pino.DestinationStream)))),
+    Layer.provideMerge(config)
+  )
+  const scope = Effect.runSync(Scope.make())
+  const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
+  const server = Context.get(context, HttpServer.HttpServer)
+  const url = HttpServer.formatAddress(server.address)
+  const run = <A, E>(effect: Effect.Effect<A, E, Accounts | ApiKeys | AppConfig>) =>
+    Effect.runPromise(Effect.provideContext(effect, context as never))
+  return {
+    url,
+    storage,
+    logs,
+    run,
+    account: (email) =>
+      run(Effect.gen(function*() {
+        const address = email ?? `user${++accountCounter}-${Date.now()}@example.com`
+        const account = yield* (yield* Accounts).create(address)
+        const issued = yield* (yield* ApiKeys).create(account.id)
+        return { key: issued.key, email: account.email, accountId: account.id }
+      })),
+    get: (path, headers = {}) => fetch(url + path, { headers }),
+    close: async () => {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+      await storage.dispose()
+    }
+  }
+}
