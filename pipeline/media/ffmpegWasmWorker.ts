@@ -1,0 +1,192 @@
+/**
+ * Worker-thread entry that runs one @ffmpeg/core (WASM) instance for one task, then exits.
+ *
+ * Why a worker: `exec` is a synchronous call into WASM that lasts the whole decode; on the main
+ * thread it would block the event loop (HTTP server, other jobs) for minutes on long files. In a
+ * worker the decode can also block on backpressure (Atomics.wait) without blocking anyone.
+ *
+ * How the emscripten build is made to run in Node: it is compiled for browser workers
+ * (ENVIRONMENT_IS_WORKER), so it reads `self.location.href` at load and its WORKERFS reads Blob
+ * slices through `FileReaderSync`. Both are provided here: `self` with this file's URL, and a
+ * FileReaderSync whose "blobs" are byte ranges of a file descriptor read with `fs.readSync`.
+ * The input file is therefore mounted read-only at /in/input and read on demand from disk — it
+ * is never copied into the WASM heap (MEMFS), so input size is not bounded by wasm memory.
+ *
+ * Output: ffmpeg writes s16le PCM to /out.pcm, a character device whose `write` hands each
+ * buffer to JS. Bytes are gathered into fixed-size chunks and posted (transferred) to the parent.
+ * At most `maxInFlight` chunks may be unacknowledged; beyond that the worker blocks in
+ * Atomics.wait until the parent consumes one, so memory stays bounded however long the file.
+ * Control array (Int32 over a SharedArrayBuffer): [0] chunks in flight, [1] cancel flag.
+ *
+ * Limits (honest): the 32-bit WASM heap (max 2 GiB in this build) holds ffmpeg's own buffers
+ * only, not the input or the output, so 10-hour / multi-GB inputs stream fine. Decoding speed is
+ * single-threaded WASM, roughly 3-10x slower than native ffmpeg for compressed formats.
+ */
+import * as fs from "node:fs"
+import { parentPort, workerData } from "node:worker_threads"
+
+export interface WorkerInput {
+  readonly wasmModule: WebAssembly.Module
+  readonly inputPath: string
+  readonly task: "decode" | "probe"
+  readonly control: SharedArrayBuffer
+  readonly chunkBytes: number
+  readonly maxInFlight: number
+}
+
+export type WorkerMessage =
+  | { readonly _tag: "chunk"; readonly data: ArrayBuffer }
+  | { readonly _tag: "done"; readonly ret: number; readonly stderrTail: ReadonlyArray<string>; readonly stdout: string }
+  | { readonly _tag: "failed"; readonly message: string }
+
+/** The parts of the emscripten module used here (untyped upstream). */
+interface FfmpegCore {
+  readonly FS: {
+    mkdir(path: string): void
+    mount(type: unknown, opts: unknown, mountpoint: string): void
+    makedev(major: number, minor: number): number
+    registerDevice(dev: number, ops: unknown): void
+    mkdev(path: string, dev: number): void
+    readonly filesystems: { readonly WORKERFS: unknown }
+  }
+  setLogger(logger: (log: { type: string; message: string }) => void): void
+  exec(...args: Array<string>): number
+  ffprobe(...args: Array<string>): number
+}
+
+/** A byte range of an open file, standing in for a Blob slice. */
+interface FileRange {
+  readonly fd: number
+  readonly start: number
+  readonly size: number
+}
+
+const input = workerData as WorkerInput
+const port = parentPort!
+const control = new Int32Array(input.control)
+
+const post = (message: WorkerMessage, transfer?: Array<ArrayBuffer>) => port.postMessage(message, transfer ?? [])
+
+const run = async () => {
+  const fd = fs.openSync(input.inputPath, "r")
+  const size = fs.fstatSync(fd).size
+  const blob = {
+    size,
+    slice: (start: number, end: number): FileRange => ({ fd, start, size: Math.max(0, Math.min(end, size) - start) })
+  }
+  Object.assign(globalThis, {
+    self: { location: { href: import.meta.url } },
+    FileReaderSync: class {
+      readAsArrayBuffer(range: FileRange): ArrayBuffer {
+        const bytes = new Uint8Array(range.size)
+        let read = 0
+        while (read < range.size) {
+          const n = fs.readSync(range.fd, bytes, read, range.size - read, range.start + read)
+          if (n === 0) break
+          read += n
+        }
+        return bytes.buffer
+      }
+    }
+  })
+
+  // The package ships no types; the specifier is a variable so TypeScript does not look for them.
+  const corePackage = "@ffmpeg/core"
+  const { default: createCore } = (await import(corePackage)) as {
+    default: (opts: unknown) => Promise<FfmpegCore>
+  }
+  const core = await createCore({
+    instantiateWasm: (
+      imports: WebAssembly.Imports,
+      receive: (instance: WebAssembly.Instance, module: WebAssembly.Module) => void
+    ) => {
+      void WebAssembly.instantiate(input.wasmModule, imports).then((instance) => receive(instance, input.wasmModule))
+      return {}
+    }
+  })
+
+  const FS = core.FS
+  FS.mkdir("/in")
+  FS.mount(FS.filesystems.WORKERFS, { blobs: [{ name: "input", data: blob }] }, "/in")
+
+  const stderr: Array<string> = []
+  let stdout = ""
+  core.setLogger((log) => {
+    if (log.type === "stdout") {
+      stdout += log.message + "\n"
+    } else {
+      stderr.push(log.message)
+      if (stderr.length > 40) stderr.shift()
+    }
+  })
+
+  if (input.task === "probe") {
+    core.ffprobe("-v", "error", "-show_entries", "format=duration:stream=codec_type", "-of", "json", "/in/input")
+    post({ _tag: "done", ret: 0, stderrTail: stderr, stdout })
+    return
+  }
+
+  let pending = new Uint8Array(input.chunkBytes)
+  let filled = 0
+  const flush = () => {
+    if (filled === 0) return
+    const data = filled === pending.length ? pending.buffer : pending.slice(0, filled).buffer
+    Atomics.add(control, 0, 1)
+    post({ _tag: "chunk", data }, [data])
+    pending = new Uint8Array(input.chunkBytes)
+    filled = 0
+    for (;;) {
+      const inFlight = Atomics.load(control, 0)
+      if (inFlight < input.maxInFlight || Atomics.load(control, 1) !== 0) break
+      Atomics.wait(control, 0, inFlight, 1000)
+    }
+  }
+  const dev = FS.makedev(64, 0)
+  FS.registerDevice(dev, {
+    open: () => {},
+    close: () => {},
+    read: () => 0,
+    llseek: () => 0,
+    write: (_stream: unknown, buffer: Uint8Array, offset: number, length: number) => {
+      if (Atomics.load(control, 1) !== 0) throw new Error("decode cancelled")
+      let at = offset
+      const end = offset + length
+      while (at < end) {
+        const n = Math.min(end - at, pending.length - filled)
+        pending.set(buffer.subarray(at, at + n), filled)
+        filled += n
+        at += n
+        if (filled === pending.length) flush()
+      }
+      return length
+    }
+  })
+  FS.mkdev("/out.pcm", dev)
+
+  const ret = core.exec(
+    "-hide_banner",
+    "-loglevel",
+    "error",
+    "-i",
+    "/in/input",
+    "-vn",
+    "-sn",
+    "-dn",
+    "-map",
+    "0:a:0",
+    "-ac",
+    "1",
+    "-ar",
+    "16000",
+    "-f",
+    "s16le",
+    "/out.pcm"
+  )
+  flush()
+  fs.closeSync(fd)
+  post({ _tag: "done", ret, stderrTail: stderr, stdout })
+}
+
+run().catch((cause: unknown) => {
+  post({ _tag: "failed", message: cause instanceof Error ? cause.message : String(cause) })
+})
