@@ -5,7 +5,7 @@
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
-import { HttpRouter } from "effect/http"
+import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { createServer } from "node:http"
 import { Accounts } from "../services/Accounts.ts"
@@ -48,9 +48,9 @@ export const ServerLayer = HttpRouter.serve(Routes, { disableLogger: true, disab
   Layer.provide(AppLogger.effectLogger)
 )
 
-/** Logs the listening address once the server is up. */
+/** Logs the bound address (the real port when configured as 0) once the server is up. */
 export const announce = Effect.gen(function*() {
   const logger = yield* AppLogger
-  const config = yield* AppConfig
-  logger.pino.info({ msg: "listening", url: `http://${config.host}:${config.port}`, docs: "/docs" })
+  const server = yield* HttpServer.HttpServer
+  logger.pino.info({ msg: "listening", url: HttpServer.formatAddress(server.address), docs: "/docs" })
 })

@@ -48,7 +48,10 @@ const positiveInt = (name: string, fallback: number) =>
 
 const config = Config.all({
   host: Config.String("VERBATIM_HOST").pipe(Config.withDefault("127.0.0.1")),
-  port: Config.Port("VERBATIM_PORT").pipe(Config.withDefault(8080)),
+  // 0 asks the OS for a free port (the bound one is logged as `listening`).
+  port: Config.schema(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 65535 })), "VERBATIM_PORT").pipe(
+    Config.withDefault(8080)
+  ),
   dataDir: Config.NonEmptyString("VERBATIM_DATA_DIR").pipe(Config.withDefault("./data")),
   databaseUrl: Config.option(Config.Redacted("DATABASE_URL")),
   publicUrl: Config.option(Config.URL("VERBATIM_PUBLIC_URL").pipe(Config.map((url) => url.href.replace(/\/$/, "")))),

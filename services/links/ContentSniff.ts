@@ -157,7 +157,8 @@ export const sniffContent = (input: {
   }
   if (text !== undefined && declared === "media") {
     // Text declared as media: only an m3u playlist mislabelled as audio/mpeg is plausible.
-    return /^(?:https?:\/\/\S+\s*)+$/i.test(text.trim()) ? "playlist" : "unknown"
+    const words = text.trim().split(/\s+/)
+    return words.every((word) => /^https?:\/\/\S+$/i.test(word)) ? "playlist" : "unknown"
   }
   if (bytes.length > 0 && text === undefined && declared !== "media") return "unknown"
   return declared

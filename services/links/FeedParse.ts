@@ -4,7 +4,7 @@
  * CDATA sections are masked while looking for elements, so HTML inside descriptions never counts.
  */
 import { parseAttributes, resolveAgainst } from "./HtmlScan.ts"
-import { xmlText } from "./XmlText.ts"
+import { splitBlocks, xmlText } from "./XmlText.ts"
 
 export interface Enclosure {
   readonly url: string
@@ -30,7 +30,10 @@ export interface Feed {
 
 /** Same length as the input, CDATA content blanked, so indexes found in the mask slice the original. */
 const maskCdata = (text: string): string =>
-  text.replace(/<!\[CDATA\[[\s\S]*?\]\]>/g, (whole) => " ".repeat(whole.length))
+  splitBlocks(text, "<!\\[CDATA\\[", "\\]\\]>")
+    .map((part) => (part.inside ? " ".repeat(part.opener.length + part.text.length + 3) : part.text))
+    .join("")
+    .slice(0, text.length)
 
 interface Span {
   readonly attributes: string
@@ -41,7 +44,7 @@ interface Span {
 /** Elements named exactly `name` (a prefixed name like itunes:title does not match "title"). */
 const elements = (masked: string, name: string): Array<Span> => {
   const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-  const pattern = new RegExp(`<${escaped}(\\s[^>]*?)?(/?)>`, "gi")
+  const pattern = new RegExp(`<${escaped}(\\s[^>]{0,4000}?)?(/?)>`, "gi")
   const spans: Array<Span> = []
   const lower = masked.toLowerCase()
   for (const open of masked.matchAll(pattern)) {

@@ -4,7 +4,7 @@
  * A tolerant tag scanner rather than a DOM: pages are untrusted and often malformed, and only
  * start tags and their attributes matter here. URLs come back absolute, resolved against the page.
  */
-import { decodeEntities } from "./XmlText.ts"
+import { decodeEntities, splitBlocks } from "./XmlText.ts"
 
 export interface LinkedFeed {
   readonly url: string
@@ -71,16 +71,17 @@ const parseJson = (text: string): unknown => {
 export const scanHtml = (html: string, pageUrl: string): PageInfo => {
   const jsonLd: Array<Record<string, unknown>> = []
   // Scripts and styles are cut out first so markup inside them is not mistaken for tags; JSON-LD is kept.
-  const withoutScripts = html
-    .replace(/<!--[\s\S]*?-->/g, "")
-    .replace(/<script\b([^>]*)>([\s\S]*?)<\/script\s*>/gi, (_whole, attributeText: string, body: string) => {
-      const type = parseAttributes(attributeText).get("type")?.trim().toLowerCase()
-      if (type === "application/ld+json") {
-        flattenJsonLd(parseJson(body.trim().replace(/^<!\[CDATA\[|\]\]>$/g, "")), jsonLd)
+  const withoutComments = splitBlocks(html, "<!--", "-->").filter((part) => !part.inside).map((part) => part.text).join("")
+  const withoutScripts = splitBlocks(withoutComments, "<(?:script|style)\\b[^>]{0,4000}>", "</(?:script|style)\\s*>")
+    .map((part) => {
+      if (!part.inside) return part.text
+      const attributes = parseAttributes(part.opener.replace(/^<\w+|>$/g, ""))
+      if (/^<script/i.test(part.opener) && attributes.get("type")?.trim().toLowerCase() === "application/ld+json") {
+        flattenJsonLd(parseJson(part.text.trim().replace(/^<!\[CDATA\[|\]\]>$/g, "")), jsonLd)
       }
       return ""
     })
-    .replace(/<style\b[^>]*>[\s\S]*?<\/style\s*>/gi, "")
+    .join("")
 
   const meta = new Map<string, Array<string>>()
   const feeds: Array<LinkedFeed> = []
@@ -88,7 +89,7 @@ export const scanHtml = (html: string, pageUrl: string): PageInfo => {
   let canonical: string | undefined
   let hasPasswordField = false
   // The document's own <base href> changes how relative URLs resolve.
-  const baseTag = /<base\b([^>]*)>/i.exec(withoutScripts)
+  const baseTag = /<base\b([^>]{0,4000})>/i.exec(withoutScripts)
   const base = absolute(baseTag === null ? undefined : parseAttributes(baseTag[1]!).get("href"), pageUrl) ?? pageUrl
 
   const addMedia = (src: string | undefined) => {
@@ -96,7 +97,8 @@ export const scanHtml = (html: string, pageUrl: string): PageInfo => {
     if (url !== undefined && !tagMedia.includes(url)) tagMedia.push(url)
   }
 
-  for (const match of withoutScripts.matchAll(/<(meta|link|audio|video|source|input)\b([^>]*)>/gi)) {
+  const lower = withoutScripts.toLowerCase()
+  for (const match of withoutScripts.matchAll(/<(meta|link|audio|video|source|input)\b([^>]{0,4000})>/gi)) {
     const tag = match[1]!.toLowerCase()
     const attributes = parseAttributes(match[2]!)
     if (tag === "meta") {
@@ -120,18 +122,20 @@ export const scanHtml = (html: string, pageUrl: string): PageInfo => {
       if ((attributes.get("type") ?? "").toLowerCase() === "password") hasPasswordField = true
     } else if (tag === "source") {
       // <source> also appears in <picture>; only audio/video parents count.
-      const before = withoutScripts.slice(0, match.index).toLowerCase()
-      const open = Math.max(before.lastIndexOf("<audio"), before.lastIndexOf("<video"))
-      const close = Math.max(before.lastIndexOf("</audio"), before.lastIndexOf("</video"))
-      const picture = before.lastIndexOf("<picture")
+      // Lower-casing can change a string's length (rare letters), so positions in `lower` are approximate:
+      // good enough to find the nearest enclosing element.
+      const at = match.index
+      const open = Math.max(lower.lastIndexOf("<audio", at), lower.lastIndexOf("<video", at))
+      const close = Math.max(lower.lastIndexOf("</audio", at), lower.lastIndexOf("</video", at))
+      const picture = lower.lastIndexOf("<picture", at)
       if (open > close && open > picture) addMedia(attributes.get("src"))
     } else {
       addMedia(attributes.get("src"))
     }
   }
 
-  const titleMatch = /<title\b[^>]*>([\s\S]*?)<\/title\s*>/i.exec(withoutScripts)
-  const title = titleMatch === null ? undefined : decodeEntities(titleMatch[1]!.replace(/<[^>]*>/g, "")).trim()
+  const titleBlock = splitBlocks(withoutScripts, "<title\\b[^>]{0,4000}>", "</title\\s*>").find((part) => part.inside)
+  const title = titleBlock === undefined ? undefined : decodeEntities(titleBlock.text.replace(/<[^>]*>/g, "")).trim()
 
   return {
     title: title === "" ? undefined : title,

@@ -28,16 +28,39 @@ export const decodeEntities = (text: string): string =>
     return NAMED[name.toLowerCase()] ?? whole
   })
 
-/** Text content of an XML fragment: CDATA sections verbatim, markup dropped, references decoded. */
-export const xmlText = (fragment: string): string => {
-  const parts: Array<string> = []
-  const pattern = /<!\[CDATA\[([\s\S]*?)\]\]>/g
-  let last = 0
-  for (const match of fragment.matchAll(pattern)) {
-    parts.push(decodeEntities(fragment.slice(last, match.index).replace(/<[^>]*>/g, "")))
-    parts.push(match[1]!)
-    last = match.index + match[0].length
+/**
+ * Splits text into the parts outside and inside blocks delimited by `open` and `close` (case-insensitive
+ * patterns without flags). An unclosed block runs to the end. Linear in the text's length, unlike a
+ * lazy regex over the whole block, which re-scans to the end for every unclosed opener.
+ */
+export const splitBlocks = (
+  text: string,
+  open: string,
+  close: string
+): Array<{ readonly inside: boolean; readonly text: string; readonly opener: string }> => {
+  const parts: Array<{ inside: boolean; text: string; opener: string }> = []
+  const openPattern = new RegExp(open, "gi")
+  const closePattern = new RegExp(close, "gi")
+  let position = 0
+  while (position < text.length) {
+    openPattern.lastIndex = position
+    const opened = openPattern.exec(text)
+    if (opened === null) break
+    parts.push({ inside: false, text: text.slice(position, opened.index), opener: "" })
+    const contentStart = opened.index + opened[0].length
+    closePattern.lastIndex = contentStart
+    const closed = closePattern.exec(text)
+    const contentEnd = closed === null ? text.length : closed.index
+    parts.push({ inside: true, text: text.slice(contentStart, contentEnd), opener: opened[0] })
+    position = closed === null ? text.length : closed.index + closed[0].length
   }
-  parts.push(decodeEntities(fragment.slice(last).replace(/<[^>]*>/g, "")))
-  return parts.join("").trim()
+  if (position < text.length) parts.push({ inside: false, text: text.slice(position), opener: "" })
+  return parts
 }
+
+/** Text content of an XML fragment: CDATA sections verbatim, markup dropped, references decoded. */
+export const xmlText = (fragment: string): string =>
+  splitBlocks(fragment, "<!\\[CDATA\\[", "\\]\\]>")
+    .map((part) => (part.inside ? part.text : decodeEntities(part.text.replace(/<[^>]*>/g, ""))))
+    .join("")
+    .trim()
