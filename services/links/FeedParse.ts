@@ -1,10 +1,11 @@
 /**
  * Reads RSS 2.0, RSS 1.0 (RDF) and Atom feeds far enough to pick an episode: each item's title, link,
  * guid, date and media enclosure. Tolerant by design (feeds in the wild are often not well-formed XML);
- * CDATA sections are masked while looking for elements, so HTML inside descriptions never counts.
+ * CDATA sections are not tokenized, so HTML inside descriptions never counts as elements.
  */
 import { parseAttributes, resolveAgainst } from "./HtmlScan.ts"
-import { splitBlocks, xmlText } from "./XmlText.ts"
+import { buildTree, type Element, findAll } from "./MarkupTokens.ts"
+import { xmlText } from "./XmlText.ts"
 
 export interface Enclosure {
   readonly url: string
@@ -28,42 +29,10 @@ export interface Feed {
   readonly items: ReadonlyArray<FeedItem>
 }
 
-/** Same length as the input, CDATA content blanked, so indexes found in the mask slice the original. */
-const maskCdata = (text: string): string =>
-  splitBlocks(text, "<!\\[CDATA\\[", "\\]\\]>")
-    .map((part) => (part.inside ? " ".repeat(part.opener.length + part.text.length + 3) : part.text))
-    .join("")
-    .slice(0, text.length)
-
-interface Span {
-  readonly attributes: string
-  readonly start: number
-  readonly end: number
-}
-
-/** Elements named exactly `name` (a prefixed name like itunes:title does not match "title"). */
-const elements = (masked: string, name: string): Array<Span> => {
-  const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-  const pattern = new RegExp(`<${escaped}(\\s[^>]{0,4000}?)?(/?)>`, "gi")
-  const spans: Array<Span> = []
-  const lower = masked.toLowerCase()
-  for (const open of masked.matchAll(pattern)) {
-    const attributes = open[1] ?? ""
-    const start = open.index + open[0].length
-    if (open[2] === "/") {
-      spans.push({ attributes, start, end: start })
-      continue
-    }
-    const close = lower.indexOf(`</${name.toLowerCase()}`, start)
-    spans.push({ attributes, start, end: close === -1 ? start : close })
-  }
-  return spans
-}
-
-const firstText = (original: string, masked: string, names: ReadonlyArray<string>): string | undefined => {
+const childText = (xml: string, parent: Element, names: ReadonlyArray<string>): string | undefined => {
   for (const name of names) {
-    for (const span of elements(masked, name)) {
-      const text = xmlText(original.slice(span.start, span.end))
+    for (const element of findAll(parent, name)) {
+      const text = xmlText(xml.slice(element.contentStart, element.contentEnd))
       if (text !== "") return text
     }
   }
@@ -82,7 +51,7 @@ const parseLength = (text: string | undefined): number | undefined =>
 const isMediaType = (type: string | undefined): boolean =>
   type === undefined || type === "" || /^(audio|video)\//i.test(type) || /ogg|mp4|mpegurl/i.test(type)
 
-const enclosureOf = (masked: string, base: string, atom: boolean): Enclosure | undefined => {
+const enclosureOf = (item: Element, base: string, atom: boolean): Enclosure | undefined => {
   const candidates: Array<Enclosure> = []
   const add = (url: string | undefined, type: string | undefined, length: string | undefined) => {
     const absolute = resolveAgainst(url, base)
@@ -91,22 +60,22 @@ const enclosureOf = (masked: string, base: string, atom: boolean): Enclosure | u
     }
   }
   if (atom) {
-    for (const span of elements(masked, "link")) {
-      const attributes = parseAttributes(span.attributes)
+    for (const link of findAll(item, "link")) {
+      const attributes = parseAttributes(link.attributes)
       if ((attributes.get("rel") ?? "").toLowerCase() === "enclosure") {
         add(attributes.get("href"), attributes.get("type"), attributes.get("length"))
       }
     }
   } else {
-    for (const span of elements(masked, "enclosure")) {
-      const attributes = parseAttributes(span.attributes)
+    for (const enclosure of findAll(item, "enclosure")) {
+      const attributes = parseAttributes(enclosure.attributes)
       add(attributes.get("url"), attributes.get("type"), attributes.get("length"))
     }
   }
   if (candidates.length === 0) {
     // Media RSS, used by some video and audio feeds instead of (or besides) enclosures.
-    for (const span of elements(masked, "media:content")) {
-      const attributes = parseAttributes(span.attributes)
+    for (const content of findAll(item, "media:content")) {
+      const attributes = parseAttributes(content.attributes)
       const medium = (attributes.get("medium") ?? "").toLowerCase()
       if (medium === "audio" || medium === "video" || /^(audio|video)\//i.test(attributes.get("type") ?? "")) {
         add(attributes.get("url"), attributes.get("type"), attributes.get("filesize"))
@@ -116,9 +85,9 @@ const enclosureOf = (masked: string, base: string, atom: boolean): Enclosure | u
   return candidates[0]
 }
 
-const atomLink = (masked: string, base: string): string | undefined => {
-  for (const span of elements(masked, "link")) {
-    const attributes = parseAttributes(span.attributes)
+const atomLink = (parent: Element, base: string): string | undefined => {
+  for (const link of parent.children.filter((child) => child.name === "link")) {
+    const attributes = parseAttributes(link.attributes)
     const rel = (attributes.get("rel") ?? "alternate").toLowerCase()
     if (rel === "alternate") return resolveAgainst(attributes.get("href"), base)
   }
@@ -127,36 +96,48 @@ const atomLink = (masked: string, base: string): string | undefined => {
 
 /** Parses a feed; undefined when the text is neither RSS nor Atom. */
 export const parseFeed = (xml: string, feedUrl: string): Feed | undefined => {
-  const masked = maskCdata(xml)
-  const lower = masked.toLowerCase()
-  const atom = /<feed[\s>]/.test(lower) && !/<rss[\s>]/.test(lower)
-  if (!atom && !/<rss[\s>]/.test(lower) && !/<rdf:rdf[\s>]/.test(lower)) return undefined
-  const itemName = atom ? "entry" : "item"
-  const itemSpans = elements(masked, itemName)
-  const headEnd = itemSpans.length === 0 ? xml.length : xml.lastIndexOf("<", itemSpans[0]!.start - 1)
-  const head = xml.slice(0, headEnd)
-  const headMasked = masked.slice(0, headEnd)
-
-  const items = itemSpans.map((span): FeedItem => {
-    const original = xml.slice(span.start, span.end)
-    const block = masked.slice(span.start, span.end)
-    const link = atom ? atomLink(block, feedUrl) : resolveAgainst(firstText(original, block, ["link"]), feedUrl)
+  const root = buildTree(xml)
+  const rss = findAll(root, "rss")[0] ?? findAll(root, "rdf:rdf")[0]
+  const atomFeed = rss === undefined ? findAll(root, "feed")[0] : undefined
+  if (rss === undefined && atomFeed === undefined) return undefined
+  if (atomFeed !== undefined) {
+    const items = findAll(atomFeed, "entry").map((entry): FeedItem => ({
+      title: childText(xml, entry, ["title"]),
+      link: atomLink(entry, feedUrl),
+      guid: childText(xml, entry, ["id"]),
+      publishedAt: parseDate(childText(xml, entry, ["published", "updated"])),
+      enclosure: enclosureOf(entry, feedUrl, true)
+    }))
     return {
-      title: firstText(original, block, ["title"]),
-      link,
-      guid: firstText(original, block, atom ? ["id"] : ["guid"]),
-      publishedAt: parseDate(
-        firstText(original, block, atom ? ["published", "updated"] : ["pubDate", "dc:date", "published", "updated"])
-      ),
-      enclosure: enclosureOf(block, feedUrl, atom)
+      title: directText(xml, atomFeed, "title"),
+      link: atomLink(atomFeed, feedUrl),
+      items
     }
-  })
-
+  }
+  const channel = findAll(rss!, "channel")[0] ?? rss!
+  // RSS 1.0 puts items beside the channel, RSS 2.0 inside it.
+  const items = findAll(rss!, "item").map((item): FeedItem => ({
+    title: childText(xml, item, ["title"]),
+    link: resolveAgainst(childText(xml, item, ["link"]), feedUrl),
+    guid: childText(xml, item, ["guid"]),
+    publishedAt: parseDate(childText(xml, item, ["pubdate", "dc:date", "published", "updated"])),
+    enclosure: enclosureOf(item, feedUrl, false)
+  }))
   return {
-    title: firstText(head, headMasked, ["title"]),
-    link: atom ? atomLink(headMasked, feedUrl) : resolveAgainst(firstText(head, headMasked, ["link"]), feedUrl),
+    title: directText(xml, channel, "title"),
+    link: resolveAgainst(directText(xml, channel, "link"), feedUrl),
     items
   }
+}
+
+/** Text of a direct child (not of one nested in an item or image). */
+const directText = (xml: string, parent: Element, name: string): string | undefined => {
+  for (const child of parent.children) {
+    if (child.name !== name) continue
+    const text = xmlText(xml.slice(child.contentStart, child.contentEnd))
+    if (text !== "") return text
+  }
+  return undefined
 }
 
 /**

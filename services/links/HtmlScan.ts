@@ -4,7 +4,8 @@
  * A tolerant tag scanner rather than a DOM: pages are untrusted and often malformed, and only
  * start tags and their attributes matter here. URLs come back absolute, resolved against the page.
  */
-import { decodeEntities, splitBlocks } from "./XmlText.ts"
+import { tokenize } from "./MarkupTokens.ts"
+import { decodeEntities } from "./XmlText.ts"
 
 export interface LinkedFeed {
   readonly url: string
@@ -68,84 +69,99 @@ const parseJson = (text: string): unknown => {
   }
 }
 
-export const scanHtml = (html: string, pageUrl: string): PageInfo => {
-  const jsonLd: Array<Record<string, unknown>> = []
-  // Scripts and styles are cut out first so markup inside them is not mistaken for tags; JSON-LD is kept.
-  const withoutComments = splitBlocks(html, "<!--", "-->").filter((part) => !part.inside).map((part) => part.text).join("")
-  const withoutScripts = splitBlocks(withoutComments, "<(?:script|style)\\b[^>]{0,4000}>", "</(?:script|style)\\s*>")
-    .map((part) => {
-      if (!part.inside) return part.text
-      const attributes = parseAttributes(part.opener.replace(/^<\w+|>$/g, ""))
-      if (/^<script/i.test(part.opener) && attributes.get("type")?.trim().toLowerCase() === "application/ld+json") {
-        flattenJsonLd(parseJson(part.text.trim().replace(/^<!\[CDATA\[|\]\]>$/g, "")), jsonLd)
-      }
-      return ""
-    })
-    .join("")
+const RAW_TEXT = new Set(["script", "style", "textarea", "title"])
 
+export const scanHtml = (html: string, pageUrl: string): PageInfo => {
+  const tags = tokenize(html, RAW_TEXT)
+  const jsonLd: Array<Record<string, unknown>> = []
   const meta = new Map<string, Array<string>>()
   const feeds: Array<LinkedFeed> = []
   const tagMedia: Array<string> = []
   let canonical: string | undefined
+  let title: string | undefined
   let hasPasswordField = false
   // The document's own <base href> changes how relative URLs resolve.
-  const baseTag = /<base\b([^>]{0,4000})>/i.exec(withoutScripts)
-  const base = absolute(baseTag === null ? undefined : parseAttributes(baseTag[1]!).get("href"), pageUrl) ?? pageUrl
+  const baseTag = tags.find((tag) => tag.kind === "open" && tag.name === "base")
+  const base = absolute(baseTag === undefined ? undefined : parseAttributes(baseTag.attributes).get("href"), pageUrl) ??
+    pageUrl
 
   const addMedia = (src: string | undefined) => {
     const url = absolute(src, base)
     if (url !== undefined && !tagMedia.includes(url)) tagMedia.push(url)
   }
 
-  const lower = withoutScripts.toLowerCase()
-  for (const match of withoutScripts.matchAll(/<(meta|link|audio|video|source|input)\b([^>]{0,4000})>/gi)) {
-    const tag = match[1]!.toLowerCase()
-    const attributes = parseAttributes(match[2]!)
-    if (tag === "meta") {
-      const key = (attributes.get("property") ?? attributes.get("name") ?? attributes.get("itemprop"))?.trim()
-        .toLowerCase()
-      const content = attributes.get("content")
-      if (key !== undefined && content !== undefined) {
-        meta.set(key, [...(meta.get(key) ?? []), content.trim()])
+  // <source> also appears in <picture>; only audio/video parents count.
+  let mediaDepth = 0
+  let pictureDepth = 0
+  for (let i = 0; i < tags.length; i++) {
+    const tag = tags[i]!
+    if (tag.kind === "close") {
+      if (tag.name === "audio" || tag.name === "video") mediaDepth = Math.max(0, mediaDepth - 1)
+      if (tag.name === "picture") pictureDepth = Math.max(0, pictureDepth - 1)
+      continue
+    }
+    const next = tags[i + 1]
+    const rawText = RAW_TEXT.has(tag.name) && next?.kind === "close" && next.name === tag.name
+      ? html.slice(tag.end, next.start)
+      : undefined
+    switch (tag.name) {
+      case "script": {
+        const type = parseAttributes(tag.attributes).get("type")?.trim().toLowerCase()
+        if (type === "application/ld+json" && rawText !== undefined) {
+          flattenJsonLd(parseJson(rawText.trim().replace(/^<!\[CDATA\[|\]\]>$/g, "")), jsonLd)
+        }
+        break
       }
-    } else if (tag === "link") {
-      const rel = (attributes.get("rel") ?? "").toLowerCase().split(/\s+/)
-      const href = absolute(attributes.get("href"), base)
-      if (href === undefined) continue
-      const type = (attributes.get("type") ?? "").trim().toLowerCase()
-      if (rel.includes("alternate") && FEED_TYPES.has(type)) {
-        if (!feeds.some((feed) => feed.url === href)) feeds.push({ url: href, type, title: attributes.get("title") })
-      } else if (rel.includes("canonical") && canonical === undefined) {
-        canonical = href
+      case "title": {
+        if (title === undefined && rawText !== undefined) {
+          const text = decodeEntities(rawText.replace(/<[^>]*>/g, "")).trim()
+          if (text !== "") title = text
+        }
+        break
       }
-    } else if (tag === "input") {
-      if ((attributes.get("type") ?? "").toLowerCase() === "password") hasPasswordField = true
-    } else if (tag === "source") {
-      // <source> also appears in <picture>; only audio/video parents count.
-      // Lower-casing can change a string's length (rare letters), so positions in `lower` are approximate:
-      // good enough to find the nearest enclosing element.
-      const at = match.index
-      const open = Math.max(lower.lastIndexOf("<audio", at), lower.lastIndexOf("<video", at))
-      const close = Math.max(lower.lastIndexOf("</audio", at), lower.lastIndexOf("</video", at))
-      const picture = lower.lastIndexOf("<picture", at)
-      if (open > close && open > picture) addMedia(attributes.get("src"))
-    } else {
-      addMedia(attributes.get("src"))
+      case "meta": {
+        const attributes = parseAttributes(tag.attributes)
+        const key = (attributes.get("property") ?? attributes.get("name") ?? attributes.get("itemprop"))?.trim()
+          .toLowerCase()
+        const content = attributes.get("content")
+        if (key !== undefined && content !== undefined) meta.set(key, [...(meta.get(key) ?? []), content.trim()])
+        break
+      }
+      case "link": {
+        const attributes = parseAttributes(tag.attributes)
+        const rel = (attributes.get("rel") ?? "").toLowerCase().split(/\s+/)
+        const href = absolute(attributes.get("href"), base)
+        if (href === undefined) break
+        const type = (attributes.get("type") ?? "").trim().toLowerCase()
+        if (rel.includes("alternate") && FEED_TYPES.has(type)) {
+          if (!feeds.some((feed) => feed.url === href)) feeds.push({ url: href, type, title: attributes.get("title") })
+        } else if (rel.includes("canonical") && canonical === undefined) {
+          canonical = href
+        }
+        break
+      }
+      case "input": {
+        if ((parseAttributes(tag.attributes).get("type") ?? "").toLowerCase() === "password") hasPasswordField = true
+        break
+      }
+      case "picture": {
+        if (!tag.selfClosing) pictureDepth++
+        break
+      }
+      case "audio":
+      case "video": {
+        addMedia(parseAttributes(tag.attributes).get("src"))
+        if (!tag.selfClosing) mediaDepth++
+        break
+      }
+      case "source": {
+        if (mediaDepth > 0 && pictureDepth === 0) addMedia(parseAttributes(tag.attributes).get("src"))
+        break
+      }
     }
   }
 
-  const titleBlock = splitBlocks(withoutScripts, "<title\\b[^>]{0,4000}>", "</title\\s*>").find((part) => part.inside)
-  const title = titleBlock === undefined ? undefined : decodeEntities(titleBlock.text.replace(/<[^>]*>/g, "")).trim()
-
-  return {
-    title: title === "" ? undefined : title,
-    meta,
-    canonical,
-    tagMedia,
-    jsonLd,
-    feeds,
-    hasPasswordField
-  }
+  return { title, meta, canonical, tagMedia, jsonLd, feeds, hasPasswordField }
 }
 
 /** The first non-empty value of the first meta key that has one, resolved as a URL when asked. */
