@@ -353,7 +353,14 @@ export class LinkResolver extends Context.Service<LinkResolver, {
           ...series.map((node) => resolveAgainst(asString(node["webFeed"]), peek.url)).filter((u) => u !== undefined)
         ]
         if (feedUrls.length > 0) {
-          const feedPeek = yield* peekAs("The show's feed", feedUrls[0]!, ACCEPT_ANY)
+          // The page itself exists; a vanished feed only means the episode cannot be identified through it.
+          const feedPeek = yield* peekAs("The show's feed", feedUrls[0]!, ACCEPT_ANY).pipe(
+            Effect.mapError((refusal) =>
+              refusal.code === "SOURCE_GONE"
+                ? refuse("EPISODE_UNKNOWN", "The page's podcast feed no longer exists, so the episode cannot be identified.")
+                : refusal
+            )
+          )
           const feed = yield* readFeed(feedPeek)
           const pageUrls = [requested, peek.url, metaValue(info, ["og:url"]), info.canonical]
             .map(comparableUrl)
