@@ -40,3 +40,25 @@ describe("LogMel", () => {
     expect(performance.now() - t0).toBeLessThan(1000)
   })
 })
+
+describe("FFT", () => {
+  it("real FFT of size 400 equals a direct DFT", async () => {
+    const { makeRealFftPlan } = await import("../../pipeline/whisper/Fft.ts")
+    const n = 400
+    const x = Float64Array.from({ length: n }, (_, i) => Math.sin(i * 0.37) + 0.5 * Math.cos(i * 1.91) + (i % 7) / 10)
+    const re = new Float64Array(n / 2 + 1)
+    const im = new Float64Array(n / 2 + 1)
+    makeRealFftPlan(n).forward(x, re, im)
+    let maxErr = 0
+    for (let k = 0; k <= n / 2; k++) {
+      let sr = 0
+      let si = 0
+      for (let j = 0; j < n; j++) {
+        sr += x[j]! * Math.cos((-2 * Math.PI * k * j) / n)
+        si += x[j]! * Math.sin((-2 * Math.PI * k * j) / n)
+      }
+      maxErr = Math.max(maxErr, Math.abs(sr - re[k]!), Math.abs(si - im[k]!))
+    }
+    expect(maxErr).toBeLessThan(1e-9)
+  })
+})

@@ -10,6 +10,7 @@ import { Accounts } from "../../services/Accounts.ts"
 import { ApiKeys } from "../../services/ApiKeys.ts"
 import { AppConfig, type AppConfigShape } from "../../services/AppConfig.ts"
 import { AppLogger } from "../../services/observability/AppLogger.ts"
+import type { AccountId } from "../../src/domain/Ids.ts"
 import { makeTestStorage, type TestStorage } from "./database.ts"
 
 export interface TestServer {
@@ -17,12 +18,15 @@ export interface TestServer {
   readonly storage: TestStorage
   /** Every JSON log line the server wrote. */
   readonly logs: Array<string>
-  run<A, E>(effect: Effect.Effect<A, E, Accounts | ApiKeys | AppConfig>): Promise<A>
+  run<A, E>(effect: Effect.Effect<A, E, DomainServices>): Promise<A>
   /** A new account with one key; returns the plaintext key. */
-  account(email?: string): Promise<{ readonly key: string; readonly email: string; readonly accountId: string }>
+  account(email?: string): Promise<{ readonly key: string; readonly email: string; readonly accountId: AccountId }>
   get(path: string, headers?: Record<string, string>): Promise<Response>
   close(): Promise<void>
 }
+
+/** Everything a test may reach inside the running server: domain services and config. */
+export type DomainServices = Layer.Success<typeof DomainLayer> | AppConfig
 
 let accountCounter = 0
 
@@ -49,7 +53,7 @@ export const startServer = async (
   const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
   const server = Context.get(context, HttpServer.HttpServer)
   const url = HttpServer.formatAddress(server.address)
-  const run = <A, E>(effect: Effect.Effect<A, E, Accounts | ApiKeys | AppConfig>) =>
+  const run = <A, E>(effect: Effect.Effect<A, E, DomainServices>) =>
     Effect.runPromise(Effect.provideContext(effect, context as never))
   return {
     url,
