@@ -141,8 +141,9 @@ export class SpeechSegmenter {
     this.minSilence = this.o.minSilenceMs * perMs
     this.pad = Math.floor(this.o.speechPadMs * perMs)
     this.maxRegion = Math.floor(this.o.maxRegionSeconds * this.o.sampleRate)
-    this.samples = new Tape(this.maxRegion + 4 * FRAME)
-    this.probs = new Tape(Math.ceil(this.maxRegion / FRAME) + 8)
+    const initial = Math.min(this.maxRegion, 30 * this.o.sampleRate) + 4 * FRAME
+    this.samples = new Tape(initial)
+    this.probs = new Tape(Math.ceil(initial / FRAME) + 8)
   }
 
   /** Samples seen so far. */
