@@ -47,6 +47,43 @@ export const makeFftPlan = (n: number): FftPlan => {
 
   // Generic butterfly of radix p over m sub-transforms of length m at stride fstride.
   const butterfly = (outOff: number, fstride: number, m: number, p: number): void => {
+    if (p === 4) {
+      for (let u = 0; u < m; u++) {
+        const k0 = outOff + u
+        const k1 = k0 + m
+        const k2 = k1 + m
+        const k3 = k2 + m
+        const t1 = u * fstride
+        const t2 = 2 * t1
+        const t3 = 3 * t1
+        const ar = oRe[k0]!
+        const ai = oIm[k0]!
+        const br = oRe[k1]! * twRe[t1]! - oIm[k1]! * twIm[t1]!
+        const bi = oRe[k1]! * twIm[t1]! + oIm[k1]! * twRe[t1]!
+        const cr = oRe[k2]! * twRe[t2]! - oIm[k2]! * twIm[t2]!
+        const ci = oRe[k2]! * twIm[t2]! + oIm[k2]! * twRe[t2]!
+        const dr = oRe[k3]! * twRe[t3]! - oIm[k3]! * twIm[t3]!
+        const di = oRe[k3]! * twIm[t3]! + oIm[k3]! * twRe[t3]!
+        const s0r = ar + cr
+        const s0i = ai + ci
+        const s1r = ar - cr
+        const s1i = ai - ci
+        const s2r = br + dr
+        const s2i = bi + di
+        const s3r = br - dr
+        const s3i = bi - di
+        oRe[k0] = s0r + s2r
+        oIm[k0] = s0i + s2i
+        oRe[k2] = s0r - s2r
+        oIm[k2] = s0i - s2i
+        // forward transform: multiply (b - d) by -i
+        oRe[k1] = s1r + s3i
+        oIm[k1] = s1i - s3r
+        oRe[k3] = s1r - s3i
+        oIm[k3] = s1i + s3r
+      }
+      return
+    }
     if (p === 2) {
       for (let u = 0; u < m; u++) {
         const a = outOff + u
@@ -117,6 +154,50 @@ export const makeFftPlan = (n: number): FftPlan => {
       return
     }
     work(0, 0, 1, 0, n)
+  }
+  return { n, forward }
+}
+
+/**
+ * Real-input FFT of even size n through a complex FFT of size n/2 (even samples as the
+ * real part, odd samples as the imaginary part) and one recombination pass. Writes bins
+ * 0..n/2 of the spectrum.
+ */
+export interface RealFftPlan {
+  readonly n: number
+  readonly forward: (input: Float64Array, outRe: Float64Array, outIm: Float64Array) => void
+}
+
+export const makeRealFftPlan = (n: number): RealFftPlan => {
+  const h = n / 2
+  const half = makeFftPlan(h)
+  const zr = new Float64Array(h)
+  const zi = new Float64Array(h)
+  const Zr = new Float64Array(h)
+  const Zi = new Float64Array(h)
+  const wr = new Float64Array(h + 1)
+  const wi = new Float64Array(h + 1)
+  for (let k = 0; k <= h; k++) {
+    wr[k] = Math.cos((-2 * Math.PI * k) / n)
+    wi[k] = Math.sin((-2 * Math.PI * k) / n)
+  }
+  const forward = (input: Float64Array, outRe: Float64Array, outIm: Float64Array): void => {
+    for (let j = 0; j < h; j++) {
+      zr[j] = input[2 * j]!
+      zi[j] = input[2 * j + 1]!
+    }
+    half.forward(zr, zi, Zr, Zi)
+    for (let k = 0; k <= h; k++) {
+      const a = k === h ? 0 : k
+      const b = k === 0 ? 0 : h - k
+      // E = (Z[k] + conj(Z[h-k])) / 2, O = (Z[k] - conj(Z[h-k])) / (2i)
+      const er = (Zr[a]! + Zr[b]!) / 2
+      const ei = (Zi[a]! - Zi[b]!) / 2
+      const or = (Zi[a]! + Zi[b]!) / 2
+      const oi = -(Zr[a]! - Zr[b]!) / 2
+      outRe[k] = er + wr[k]! * or - wi[k]! * oi
+      outIm[k] = ei + wr[k]! * oi + wi[k]! * or
+    }
   }
   return { n, forward }
 }

@@ -1,4 +1,4 @@
-import { makeFftPlan } from "./Fft.ts"
+import { makeRealFftPlan } from "./Fft.ts"
 
 /**
  * Whisper log-mel front end, numerically the WhisperFeatureExtractor recipe:
@@ -82,11 +82,10 @@ export const makeLogMelExtractor = (nMels = 80): LogMelExtractor => {
   const filters = melFilters(nMels, nBins, SAMPLE_RATE)
   const window = new Float64Array(N_FFT)
   for (let i = 0; i < N_FFT; i++) window[i] = 0.5 - 0.5 * Math.cos((2 * Math.PI * i) / N_FFT)
-  const plan = makeFftPlan(N_FFT)
+  const plan = makeRealFftPlan(N_FFT)
   const re = new Float64Array(N_FFT)
-  const im = new Float64Array(N_FFT)
-  const outRe = new Float64Array(N_FFT)
-  const outIm = new Float64Array(N_FFT)
+  const outRe = new Float64Array(nBins)
+  const outIm = new Float64Array(nBins)
   const power = new Float64Array(nBins)
   const padded = new Float64Array(N_SAMPLES + N_FFT)
   const half = N_FFT / 2
@@ -112,11 +111,8 @@ export const makeLogMelExtractor = (nMels = 80): LogMelExtractor => {
         if (floor > maxVal) maxVal = floor
         continue
       }
-      for (let i = 0; i < N_FFT; i++) {
-        re[i] = padded[base + i]! * window[i]!
-        im[i] = 0
-      }
-      plan.forward(re, im, outRe, outIm)
+      for (let i = 0; i < N_FFT; i++) re[i] = padded[base + i]! * window[i]!
+      plan.forward(re, outRe, outIm)
       for (let k = 0; k < nBins; k++) power[k] = outRe[k]! * outRe[k]! + outIm[k]! * outIm[k]!
       for (let m = 0; m < nMels; m++) {
         const f = filters[m]!

@@ -4,7 +4,9 @@
  * - tokens are cut at every pair of consecutive timestamps;
  * - a pass ending in a single timestamp (or none) consumed its audio completely;
  * - a pass ending otherwise (last pair followed by text or eot) stopped early: the text
- *   after the last pair is dropped and decoding resumes at that pair's time.
+ *   after the last pair is dropped and decoding resumes at that pair's time — unless less
+ *   than `minResumeSeconds` of audio remains, where a new pass (a full 30 s encoder run)
+ *   is not worth it and the tail text is kept as the last segment.
  */
 
 export interface PassSegment {
@@ -26,7 +28,12 @@ export interface PassSplit {
 
 const SECONDS_PER_TS = 0.02
 
-export const splitPass = (tokens: ReadonlyArray<number>, timestampBegin: number, duration: number): PassSplit => {
+export const splitPass = (
+  tokens: ReadonlyArray<number>,
+  timestampBegin: number,
+  duration: number,
+  minResumeSeconds = 0
+): PassSplit => {
   const isTs = (t: number) => t >= timestampBegin
   const time = (t: number) => (t - timestampBegin) * SECONDS_PER_TS
   const n = tokens.length
@@ -55,8 +62,15 @@ export const splitPass = (tokens: ReadonlyArray<number>, timestampBegin: number,
       last = cut
     }
     if (singleEnding) return { segments, consumed: duration, resume: false }
-    const lastPairTime = time(tokens[cuts[cuts.length - 1]! - 1]!)
-    return { segments, consumed: lastPairTime, resume: lastPairTime < duration }
+    const lastCut = cuts[cuts.length - 1]!
+    const lastPairTime = time(tokens[lastCut - 1]!)
+    if (duration - lastPairTime < minResumeSeconds) {
+      // Too little audio left to pay for another encoder pass: keep the tail as it is.
+      const [a, b] = textRange(lastCut, n)
+      if (b > a) segments.push({ start: Math.min(lastPairTime, duration), end: duration, from: a, to: b })
+      return { segments, consumed: duration, resume: false }
+    }
+    return { segments, consumed: lastPairTime, resume: true }
   }
   // No pair: one segment over the whole pass.
   const [a, b] = textRange(0, n)

@@ -34,8 +34,14 @@ export interface TranscribeOptions {
   readonly task?: "transcribe"
   /** Encoder weights: "fp32" (default) or "q8" (faster, base only recommended). */
   readonly encoder?: "fp32" | "q8"
-  /** Windows per encoder/decoder batch (default from the layer, 4). */
+  /** Windows decoded together (default from the layer, 4). */
   readonly batchSize?: number
+  /**
+   * Windows per encoder run (default from the layer, 1). A batch costs the same per window
+   * on 2 cores, but its attention buffers grow with it (≈ 54 MB per window and layer for
+   * tiny.en), so the default encodes one window at a time and batches only the decoder.
+   */
+  readonly encoderBatchSize?: number
   /** Seed of the sampler used by temperature fallback. */
   readonly seed?: number
 }
@@ -90,6 +96,7 @@ export type WhisperError =
 export interface WhisperOptions {
   readonly defaultModel?: string
   readonly batchSize?: number
+  readonly encoderBatchSize?: number
 }
 
 const TEMPERATURES = [0, 0.2, 0.4, 0.6, 0.8, 1.0]
@@ -99,7 +106,7 @@ const NO_SPEECH_THRESHOLD = 0.6
 const ENC_FRAMES = 1500
 const MAX_WINDOW_SAMPLES = 30 * SAMPLE_RATE
 /** Below this much audio left after a pass, a resumed pass is not worth an encoder run. */
-const MIN_RESUME_SAMPLES = Math.round(0.3 * SAMPLE_RATE)
+const MIN_RESUME_SECONDS = 1
 
 export const compressionRatio = (text: string): number => {
   const bytes = Buffer.from(text, "utf8")
@@ -140,6 +147,7 @@ export class Whisper extends Context.Service<Whisper, {
         const infos = new Map<string, WhisperModelInfo>()
         const defaultModel = options.defaultModel ?? "whisper-base"
         const defaultBatch = options.batchSize ?? 4
+        const defaultEncoderBatch = options.encoderBatchSize ?? 1
 
         const modelInfo = Effect.fnUntraced(function*(name: string) {
           const cached = infos.get(name)
@@ -150,12 +158,32 @@ export class Whisper extends Context.Service<Whisper, {
           return info
         })
 
-        const encode = Effect.fnUntraced(function*(encoder: OnnxSession, features: Float32Array, batch: number, nMels: number) {
-          const out = yield* encoder.run(
-            { input_features: new Tensor("float32", features, [batch, nMels, N_FRAMES]) },
-            ["last_hidden_state"]
-          )
-          return out["last_hidden_state"]!.data as Float32Array
+        const encode = Effect.fnUntraced(function*(
+          encoder: OnnxSession,
+          features: Float32Array,
+          batch: number,
+          nMels: number,
+          perRun = batch
+        ) {
+          const melSize = nMels * N_FRAMES
+          const parts: Array<Float32Array> = []
+          for (let i = 0; i < batch; i += perRun) {
+            const n = Math.min(perRun, batch - i)
+            const input = n === batch ? features : features.slice(i * melSize, (i + n) * melSize)
+            const out = yield* encoder.run(
+              { input_features: new Tensor("float32", input, [n, nMels, N_FRAMES]) },
+              ["last_hidden_state"]
+            )
+            parts.push(out["last_hidden_state"]!.data as Float32Array)
+          }
+          if (parts.length === 1) return parts[0]!
+          const hidden = new Float32Array(parts.reduce((a, p) => a + p.length, 0))
+          let pos = 0
+          for (const p of parts) {
+            hidden.set(p, pos)
+            pos += p.length
+          }
+          return hidden
         })
 
         const promptFor = (info: WhisperModelInfo, languageId: number | undefined, withTimestamps: boolean) => {
@@ -188,7 +216,7 @@ export class Whisper extends Context.Service<Whisper, {
 
         const decodeLogMel = Effect.fn("Whisper.decodeLogMel")(function*(features: Float32Array, opts: DecodeLogMelOptions) {
           const info = yield* modelInfo(opts.model ?? defaultModel)
-          const encoder = yield* onnx.session(opts.encoder === "q8" ? info.encoderPath.q8 : info.encoderPath.fp32)
+          const encoder = yield* onnx.session(opts.encoder === "q8" ? info.encoderPath.q8 : info.encoderPath.fp32, { memArena: false })
           const decoder = yield* onnx.session(info.decoderPath)
           const hidden = yield* encode(encoder, features, 1, info.nMels)
           let langId: number | undefined
@@ -214,7 +242,7 @@ export class Whisper extends Context.Service<Whisper, {
           opts: TranscribeOptions
         ) {
           const info = yield* modelInfo(opts.model ?? defaultModel)
-          const encoder = yield* onnx.session(opts.encoder === "q8" ? info.encoderPath.q8 : info.encoderPath.fp32)
+          const encoder = yield* onnx.session(opts.encoder === "q8" ? info.encoderPath.q8 : info.encoderPath.fp32, { memArena: false })
           const decoder = yield* onnx.session(info.decoderPath)
           const batchSize = Math.max(1, opts.batchSize ?? defaultBatch)
           const mel = makeLogMelExtractor(info.nMels)
@@ -248,7 +276,7 @@ export class Whisper extends Context.Service<Whisper, {
               featureBuffers.set(G, features)
             }
             group.forEach((p, i) => mel.compute(p.samples, features!, i * melSize))
-            const hidden = yield* encode(encoder, features, G, info.nMels)
+            const hidden = yield* encode(encoder, features, G, info.nMels, Math.max(1, opts.encoderBatchSize ?? defaultEncoderBatch))
             const hiddenOf = (i: number) => hidden.subarray(i * hiddenSize, (i + 1) * hiddenSize)
 
             if (language === undefined) {
@@ -315,9 +343,8 @@ export class Whisper extends Context.Service<Whisper, {
                 }
                 tokens = tokens.slice(0, cut)
               }
-              const split = splitPass(tokens, tb, duration)
-              const resume = r.looped === 0 && split.resume && split.consumed > 0 &&
-                pass.samples.length - Math.round(split.consumed * SAMPLE_RATE) >= MIN_RESUME_SAMPLES
+              const split = splitPass(tokens, tb, duration, MIN_RESUME_SECONDS)
+              const resume = r.looped === 0 && split.resume && split.consumed > 0
 
               let wordTimes: Array<number> | undefined
               let textIndex: Array<number> = []
