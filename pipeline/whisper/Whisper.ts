@@ -108,6 +108,21 @@ const MAX_WINDOW_SAMPLES = 30 * SAMPLE_RATE
 /** Below this much audio left after a pass, a resumed pass is not worth an encoder run. */
 const MIN_RESUME_SECONDS = 1
 
+/**
+ * True when at least 0.25 s of `samples` (in 20 ms frames) is above −40 dBFS RMS: a guard
+ * against spending a decoder pass on the trailing silence of a window.
+ */
+const hasSound = (samples: Float32Array): boolean => {
+  const frame = 320
+  let loud = 0
+  for (let start = 0; start + frame <= samples.length; start += frame) {
+    let e = 0
+    for (let i = start; i < start + frame; i++) e += samples[i]! * samples[i]!
+    if (e / frame > 1e-4 && ++loud * frame >= 0.25 * SAMPLE_RATE) return true
+  }
+  return false
+}
+
 export const compressionRatio = (text: string): number => {
   const bytes = Buffer.from(text, "utf8")
   if (bytes.length === 0) return 0
@@ -344,7 +359,19 @@ export class Whisper extends Context.Service<Whisper, {
                 tokens = tokens.slice(0, cut)
               }
               const split = splitPass(tokens, tb, duration, MIN_RESUME_SECONDS)
-              const resume = r.looped === 0 && split.resume && split.consumed > 0
+              // Resume point: the last timestamp pair (OpenAI's rule), or — beyond OpenAI — the end
+              // of the last segment when the model closed the pass with audio left that still
+              // carries sound: windows are packed from voice-activity regions, so an early
+              // <|endoftext|> there would otherwise drop speech.
+              const lastEnd = split.segments.reduce((m, seg) => Math.max(m, seg.end), 0)
+              const resumeAt = r.looped > 0
+                ? 0
+                : split.resume
+                ? split.consumed
+                : lastEnd > 0 && duration - lastEnd >= MIN_RESUME_SECONDS &&
+                    hasSound(pass.samples.subarray(Math.round(lastEnd * SAMPLE_RATE)))
+                ? lastEnd
+                : 0
 
               let wordTimes: Array<number> | undefined
               let textIndex: Array<number> = []
@@ -388,8 +415,8 @@ export class Whisper extends Context.Service<Whisper, {
                   temperature: chosen.temperature
                 })
               }
-              if (resume) {
-                const consumed = Math.round(split.consumed * SAMPLE_RATE)
+              if (resumeAt > 0) {
+                const consumed = Math.round(resumeAt * SAMPLE_RATE)
                 queue.push({ window: pass.window, seek: pass.seek + consumed, samples: pass.samples.subarray(consumed) })
               }
             }
