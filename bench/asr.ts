@@ -102,7 +102,7 @@ const rssMB = () => process.resourceUsage().maxRSS / 1024
 
 const runOurs = async (model: string, rec: Recording, encoder: "fp32" | "q8"): Promise<EngineResult> => {
   const layer = Whisper.layer({ defaultModel: model }).pipe(
-    Layer.provide(OnnxRuntime.layer({ threads: THREADS, idleUnloadMs: 600_000 })),
+    Layer.provide(OnnxRuntime.layer({ threads: THREADS, idleUnloadMs: 600_000, spinning: process.argv.includes("--spin") })),
     Layer.provide(ModelRegistry.layer({ modelsDir, baseUrl: "https://huggingface.co" }))
   )
   const windows = packWindows(rec)
