@@ -1,0 +1,94 @@
+import { describe, expect, it } from "vitest"
+import { applyLogitRules, type LogitRulesConfig, repetitionPeriod } from "../../pipeline/whisper/LogitRules.ts"
+import { splitPass } from "../../pipeline/whisper/Segments.ts"
+import { groupWords } from "../../pipeline/whisper/WordAlignment.ts"
+
+// A toy vocabulary laid out like Whisper's: text < eot < specials < timestamps.
+const TB = 100
+const cfg: LogitRulesConfig = {
+  eot: 90,
+  noTimestamps: 95,
+  timestampBegin: TB,
+  vocabSize: 200,
+  suppress: [5],
+  beginSuppress: [7, 90],
+  maxInitialTimestampIndex: 50,
+  withTimestamps: true
+}
+const flat = () => new Float32Array(cfg.vocabSize).fill(0)
+const allowed = (row: Float32Array) => [...row.keys()].filter((i) => row[i]! > -Infinity)
+
+describe("timestamp rules", () => {
+  it("first token: a timestamp no later than max_initial_timestamp", () => {
+    const row = flat()
+    applyLogitRules(row, [], cfg)
+    expect(allowed(row)).toEqual(Array.from({ length: 51 }, (_, i) => TB + i))
+  })
+
+  it("after text + one timestamp: only a timestamp ≥ it (closing the pair) or eot", () => {
+    const row = flat()
+    row[3] = 10 // a strong text token must still be masked
+    row[90] = 10 // eot strong enough that no timestamp is forced
+    applyLogitRules(row, [TB, 3, 4, TB + 20], cfg)
+    expect(allowed(row)).toEqual([90, ...Array.from({ length: 80 }, (_, i) => TB + 20 + i)])
+  })
+
+  it("after a timestamp pair: no timestamp", () => {
+    const row = flat()
+    row[3] = 5
+    applyLogitRules(row, [TB, 3, TB + 20, TB + 20], cfg)
+    expect(allowed(row).every((i) => i < TB)).toBe(true)
+    expect(row[5]).toBe(-Infinity)
+    expect(row[95]).toBe(-Infinity)
+  })
+
+  it("forces a timestamp when their total probability beats every text token", () => {
+    const row = flat().fill(-5)
+    row[3] = 1 // best text token
+    for (let i = TB + 10; i < TB + 20; i++) row[i] = 0 // each below it, together above it
+    applyLogitRules(row, [TB, 3], cfg)
+    expect(allowed(row).every((i) => i >= TB + 1)).toBe(true)
+  })
+
+  it("detects repetition loops", () => {
+    expect(repetitionPeriod([1, 2, 3, 4, 5])).toBe(0)
+    expect(repetitionPeriod([9, ...Array.from({ length: 30 }, (_, i) => [7, 8, 6][i % 3]!)])).toBe(3)
+  })
+})
+
+describe("splitPass", () => {
+  it("cuts at timestamp pairs and consumes the pass on a single final timestamp", () => {
+    const split = splitPass([TB, 1, 2, TB + 160, TB + 160, 3, TB + 360], TB, 7.05)
+    expect(split.segments).toEqual([
+      { start: 0, end: 3.2, from: 1, to: 3 },
+      { start: 3.2, end: 7.2, from: 5, to: 6 }
+    ])
+    expect(split.resume).toBe(false)
+    expect(split.consumed).toBe(7.05)
+  })
+
+  it("drops an unfinished tail and resumes at the last pair", () => {
+    const split = splitPass([TB, 1, TB + 100, TB + 100, 3, 4], TB, 20, 1)
+    expect(split.segments).toEqual([{ start: 0, end: 2, from: 1, to: 2 }])
+    expect(split.resume).toBe(true)
+    expect(split.consumed).toBeCloseTo(2)
+  })
+
+  it("keeps the tail when less than the minimum is left", () => {
+    const split = splitPass([TB, 1, TB + 100, TB + 100, 3, 4], TB, 2.5, 1)
+    expect(split.resume).toBe(false)
+    expect(split.segments.at(-1)).toEqual({ start: 2, end: 2.5, from: 4, to: 6 })
+  })
+})
+
+describe("groupWords", () => {
+  const pieces: Record<number, string> = { 1: " Good", 2: " morn", 3: "ing", 4: ",", 5: " (", 6: "yes", 7: ")" }
+  const decode = (ids: ReadonlyArray<number>) => ids.map((i) => pieces[i] ?? "").join("")
+  it("joins sub-words and attaches punctuation", () => {
+    expect(groupWords([1, 2, 3, 4, 5, 6, 7], decode).map((w) => [w.text, w.from, w.to])).toEqual([
+      [" Good", 0, 1],
+      [" morning,", 1, 4],
+      [" (yes)", 4, 7]
+    ])
+  })
+})
