@@ -30,7 +30,10 @@ describe("timestamp rules", () => {
     row[3] = 10 // a strong text token must still be masked
     row[90] = 10 // eot strong enough that no timestamp is forced
     applyLogitRules(row, [TB, 3, 4, TB + 20], cfg)
-    expect(allowed(row)).toEqual([90, ...Array.from({ length: 80 }, (_, i) => TB + 20 + i)])
+    // As in HF/OpenAI only ids below eot are masked; specials other than <|notimestamps|>
+    // are left to suppress_tokens.
+    const specials = [90, 91, 92, 93, 94, 96, 97, 98, 99]
+    expect(allowed(row)).toEqual([...specials, ...Array.from({ length: 80 }, (_, i) => TB + 20 + i)])
   })
 
   it("after a timestamp pair: no timestamp", () => {
