@@ -1,0 +1,53 @@
+/**
+ * Text renderings of a transcript: plain text, SRT and WebVTT. Cues come from `segmentPhrases`
+ * (one per spoken phrase, ≤ ~30 s); empty segments produce no cue.
+ */
+import type { Segment, Transcript } from "../../src/domain/Transcript.ts"
+import { segmentPhrases } from "./SegmentPhrases.ts"
+import { timecode } from "./Timecode.ts"
+
+/** Cue text on one line: a blank line would end the cue early. */
+const oneLine = (text: string) => text.replace(/\s*[\r\n]+\s*/g, " ").trim()
+
+interface Cue {
+  readonly start: number
+  readonly end: number
+  readonly text: string
+  readonly speaker: string | null
+}
+
+/** Cues in time order with end ≥ start (rounded to the millisecond as printed). */
+const cues = (segments: ReadonlyArray<Segment>): Array<Cue> => {
+  const out: Array<Cue> = []
+  for (const s of segmentPhrases(segments)) {
+    const text = oneLine(s.text)
+    if (text.length === 0) continue
+    const start = Math.max(0, s.start)
+    out.push({ start, end: Math.max(start, s.end), text, speaker: s.speaker })
+  }
+  return out
+}
+
+/** One segment per line (the full text when there are no segments). */
+export const toTxt = (t: Transcript): string => {
+  const lines = t.segments.map((s) => oneLine(s.text)).filter((l) => l.length > 0)
+  if (lines.length === 0 && t.text.trim().length > 0) lines.push(oneLine(t.text))
+  return lines.length > 0 ? lines.join("\n") + "\n" : ""
+}
+
+/** Numbered cues, `HH:MM:SS,mmm --> HH:MM:SS,mmm`, a blank line after each cue. */
+export const toSrt = (t: Transcript): string =>
+  cues(t.segments)
+    .map((c, i) => `${i + 1}\n${timecode(c.start, ",")} --> ${timecode(c.end, ",")}\n${c.text}\n`)
+    .join("\n")
+
+const vttEscape = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+
+/** `WEBVTT` header, `HH:MM:SS.mmm` times; a speaker label becomes a voice span `<v SPEAKER_00>`. */
+export const toVtt = (t: Transcript): string => {
+  const body = cues(t.segments).map((c) => {
+    const text = vttEscape(c.text)
+    return `${timecode(c.start, ".")} --> ${timecode(c.end, ".")}\n${c.speaker ? `<v ${vttEscape(c.speaker)}>${text}` : text}\n`
+  })
+  return ["WEBVTT\n", ...body].join("\n")
+}
