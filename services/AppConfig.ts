@@ -26,6 +26,21 @@ export interface AppConfigShape {
   /** Use the first `X-Forwarded-For` hop as the client address (behind a trusted proxy only). */
   readonly trustProxy: boolean
   readonly logLevel: LogLevel
+  /** Jobs transcribed at once by this process (one run saturates two cores). */
+  readonly workers: number
+  /** Cluster runner address when several processes share one Postgres. */
+  readonly runnerHost: string
+  readonly runnerPort: number
+  /** Hosts/CIDRs (optionally with :port) that link fetching and webhooks may reach although private. */
+  readonly fetchAllow: ReadonlyArray<string>
+  readonly decoder: "auto" | "wasm" | "native"
+  readonly modelsDir: string
+  readonly model: string
+  readonly threads: number
+  /** A processing job whose heartbeat is older than this ends PROCESSING_STALLED. */
+  readonly jobStallSeconds: number
+  /** A job processing longer than this ends PROCESSING_TIMEOUT. */
+  readonly jobTimeoutSeconds: number
 }
 
 /** Every variable this process reads. Extend it together with the README table. */
@@ -40,7 +55,17 @@ export const knownVariables: ReadonlyArray<string> = [
   "VERBATIM_BATCH_STATUS_PER_MINUTE",
   "VERBATIM_SAMPLES_PER_DAY",
   "VERBATIM_TRUST_PROXY",
-  "VERBATIM_LOG_LEVEL"
+  "VERBATIM_LOG_LEVEL",
+  "VERBATIM_WORKERS",
+  "VERBATIM_RUNNER_HOST",
+  "VERBATIM_RUNNER_PORT",
+  "VERBATIM_FETCH_ALLOW",
+  "VERBATIM_DECODER",
+  "VERBATIM_MODELS_DIR",
+  "VERBATIM_MODEL",
+  "VERBATIM_THREADS",
+  "VERBATIM_JOB_STALL_SECONDS",
+  "VERBATIM_JOB_TIMEOUT_SECONDS"
 ]
 
 const positiveInt = (name: string, fallback: number) =>
@@ -63,7 +88,24 @@ const config = Config.all({
   trustProxy: Config.Boolean("VERBATIM_TRUST_PROXY").pipe(Config.withDefault(false)),
   logLevel: Config.Literals(["trace", "debug", "info", "warn", "error", "silent"], "VERBATIM_LOG_LEVEL").pipe(
     Config.withDefault("info" as const)
-  )
+  ),
+  workers: positiveInt("VERBATIM_WORKERS", 1),
+  runnerHost: Config.String("VERBATIM_RUNNER_HOST").pipe(Config.withDefault("127.0.0.1")),
+  runnerPort: Config.schema(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 65535 })), "VERBATIM_RUNNER_PORT").pipe(
+    Config.withDefault(34431)
+  ),
+  fetchAllow: Config.String("VERBATIM_FETCH_ALLOW").pipe(
+    Config.map((list) => list.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "")),
+    Config.withDefault([] as ReadonlyArray<string>)
+  ),
+  decoder: Config.Literals(["auto", "wasm", "native"], "VERBATIM_DECODER").pipe(Config.withDefault("auto" as const)),
+  modelsDir: Config.NonEmptyString("VERBATIM_MODELS_DIR").pipe(Config.withDefault("../shared/models")),
+  model: Config.Literals(["whisper-base", "whisper-tiny.en"], "VERBATIM_MODEL").pipe(
+    Config.withDefault("whisper-base" as const)
+  ),
+  threads: positiveInt("VERBATIM_THREADS", 2),
+  jobStallSeconds: positiveInt("VERBATIM_JOB_STALL_SECONDS", 600),
+  jobTimeoutSeconds: positiveInt("VERBATIM_JOB_TIMEOUT_SECONDS", 6 * 3600)
 })
 
 export class UnknownConfigVariable extends Schema.TaggedError<UnknownConfigVariable>()("UnknownConfigVariable", {

@@ -4,10 +4,16 @@
  */
 import { HttpApi, OpenApi } from "effect/http-api"
 import { AccountApi } from "./AccountApi.ts"
+import { JobListApi, JobsApi, SubmitApi, UploadsApi, UploadTransferApi } from "./JobsApi.ts"
 import { SystemApi } from "./SystemApi.ts"
 
 export class Api extends HttpApi.make("verbatim")
   .add(AccountApi)
+  .add(SubmitApi)
+  .add(UploadsApi)
+  .add(UploadTransferApi)
+  .add(JobListApi)
+  .add(JobsApi)
   .add(SystemApi)
   .annotateMerge(OpenApi.annotations({
     title: "Verbatim transcription API",

@@ -56,3 +56,63 @@ export class ValidationFailed extends Schema.TaggedError<ValidationFailed>()("Va
   code: Schema.Literals(["VALIDATION_FAILED", "BAD_SOURCE"]),
   detail: Schema.Array(ValidationIssue)
 }, { httpApiStatus: 422 }) {}
+
+export class BadIdempotencyKey extends Schema.TaggedError<BadIdempotencyKey>()("BadIdempotencyKey", {
+  error: message,
+  code: code("BAD_IDEMPOTENCY_KEY")
+}, { httpApiStatus: 400 }) {}
+
+/** Link refusals of `POST /v1/transcribe/url`: nothing is queued or charged. */
+export class LinkRefusedError extends Schema.TaggedError<LinkRefusedError>()("LinkRefused", {
+  error: message,
+  code: Schema.Literals(["BAD_URL", "UNSUPPORTED_HOST", "SOURCE_GONE", "EPISODE_UNKNOWN", "LINK_IS_A_LIST"])
+}, { httpApiStatus: 400 }) {}
+
+export class FileTooLarge extends Schema.TaggedError<FileTooLarge>()("FileTooLarge", {
+  error: message,
+  code: Schema.Literals(["FILE_TOO_LARGE", "FILE_TOO_LONG"])
+}, { httpApiStatus: 413 }) {}
+
+export class UnsupportedMedia extends Schema.TaggedError<UnsupportedMedia>()("UnsupportedMedia", {
+  error: message,
+  code: Schema.Literals(["BAD_EXT", "BAD_MIME"])
+}, { httpApiStatus: 415 }) {}
+
+export class TierForbidden extends Schema.TaggedError<TierForbidden>()("TierForbidden", {
+  error: message,
+  code: code("TIER_FORBIDDEN")
+}, { httpApiStatus: 403 }) {}
+
+export class KeyMismatch extends Schema.TaggedError<KeyMismatch>()("KeyMismatch", {
+  error: message,
+  code: code("KEY_MISMATCH")
+}, { httpApiStatus: 403 }) {}
+
+export class ConcurrencyLimit extends Schema.TaggedError<ConcurrencyLimit>()("ConcurrencyLimit", {
+  error: message,
+  code: code("CONCURRENCY_LIMIT"),
+  /** Recordings the plan runs at once. */
+  limit: Schema.Int,
+  /** Queued or transcribing now. */
+  running: Schema.Int,
+  retry_after: Schema.Int
+}, { httpApiStatus: 429 }) {}
+
+/** The upload ticket's signed URL (or the whole ticket) is past its lifetime: ask for a new one. */
+export class UploadExpired extends Schema.TaggedError<UploadExpired>()("UploadExpired", {
+  error: message,
+  code: code("UPLOAD_EXPIRED")
+}, { httpApiStatus: 410 }) {}
+
+/** The bytes sent do not match the ticket (`size_bytes`), or nothing was uploaded yet. */
+export class UploadIncomplete extends Schema.TaggedError<UploadIncomplete>()("UploadIncomplete", {
+  error: message,
+  code: Schema.Literals(["SIZE_MISMATCH", "UPLOAD_MISSING"]),
+  expected_bytes: Schema.Int,
+  received_bytes: Schema.NullOr(Schema.Int)
+}, { httpApiStatus: 400 }) {}
+
+export class NotReady extends Schema.TaggedError<NotReady>()("NotReady", {
+  error: message,
+  code: code("NOT_READY")
+}, { httpApiStatus: 409 }) {}

@@ -6,7 +6,7 @@
 import { Cause, SchemaIssue } from "effect"
 import { HttpServerError, HttpServerResponse } from "effect/http"
 import { HttpApiError } from "effect/http-api"
-import type { ValidationIssue } from "../api/Errors.ts"
+import { ValidationFailed, type ValidationIssue } from "../api/Errors.ts"
 
 export const errorJson = (status: number, body: { readonly error: string; readonly code: string; readonly [extra: string]: unknown }) =>
   HttpServerResponse.jsonUnsafe(body, { status })
@@ -90,4 +90,18 @@ export const classifyFailure = (cause: Cause.Cause<unknown>): Classified => {
     _tag: "Defect",
     response: errorJson(500, { error: "Something went wrong on our side; retry with backoff.", code: "SERVICE_ERROR" })
   }
+}
+
+/** A `ValidationFailed` (422) for a Schema issue found by a handler itself (multipart fields). */
+export const validationFailed = (issue: SchemaIssue.Issue, root: string) => {
+  const detail = formatter(issue).issues.map((entry) => ({
+    loc: [root, ...(entry.path ?? []).map((p) => typeof p === "number" ? p : String(p))],
+    msg: entry.message
+  }))
+  const badSource = detail.some((entry) => entry.loc[1] === "source")
+  return new ValidationFailed({
+    error: badSource ? "`source` must be one of upload, url, recording, api." : "The request has invalid fields: see detail.",
+    code: badSource ? "BAD_SOURCE" : "VALIDATION_FAILED",
+    detail
+  })
 }

@@ -1,0 +1,44 @@
+/**
+ * The speech pipeline as one call: media file → stored transcript. Decode (streamed) →
+ * voice activity → ≤30 s windows of speech → Whisper → phrases mapped back to source time.
+ * The job runner calls this; the CLI `verbatim transcribe` calls it too.
+ */
+import { Context, type Effect, Schema } from "effect"
+import type { Transcript } from "../src/domain/Transcript.ts"
+
+export interface TranscribeRequest {
+  readonly path: string
+  /** `auto` or an ISO 639-1 code. */
+  readonly language: string
+  readonly wordTimestamps: boolean
+  /** Transcribe only the opening of the recording (keyless previews). */
+  readonly maxSeconds?: number | undefined
+}
+
+export interface TranscriptionResult {
+  readonly transcript: Transcript
+  readonly durationSeconds: number
+  readonly language: string | null
+  readonly speechDetected: boolean
+  readonly speechRatio: number
+}
+
+/** Progress 0..100 through decode, voice activity and recognition, plus facts as they appear. */
+export type ProgressReport = (progress: number, facts: { readonly durationSeconds?: number }) => Effect.Effect<void>
+
+/** The file holds no audio stream, or nothing in it decodes. */
+export class NoAudioInFile extends Schema.TaggedError<NoAudioInFile>()("NoAudioInFile", {
+  reason: Schema.String
+}) {}
+
+/** The pipeline broke on a file that has audio (a runtime error, not the user's fault). */
+export class TranscriptionFailed extends Schema.TaggedError<TranscriptionFailed>()("TranscriptionFailed", {
+  reason: Schema.String
+}) {}
+
+export class Transcriber extends Context.Service<Transcriber, {
+  transcribe(
+    request: TranscribeRequest,
+    onProgress: ProgressReport
+  ): Effect.Effect<TranscriptionResult, NoAudioInFile | TranscriptionFailed>
+}>()("verbatim/pipeline/Transcriber") {}

@@ -1,0 +1,66 @@
+/** A job as stored (one row of `jobs`), decoded once at the store's edge. */
+import { Schema } from "effect"
+import { AccountId, ApiKeyId, JobId } from "../../src/domain/Ids.ts"
+import { JobErrorCode, JobSource, JobStatus } from "../../src/domain/Job.ts"
+
+const BigIntNumber = Schema.Union([Schema.Number, Schema.NumberFromString])
+
+export const JobRecord = Schema.Struct({
+  id: JobId,
+  account_id: Schema.NullOr(AccountId),
+  api_key_id: Schema.NullOr(ApiKeyId),
+  guest_client: Schema.NullOr(Schema.String),
+  claim_hash: Schema.NullOr(Schema.String),
+  status: JobStatus,
+  source: JobSource,
+  input_kind: Schema.Literals(["upload", "url", "direct"]),
+  filename: Schema.NullOr(Schema.String),
+  object_key: Schema.NullOr(Schema.String),
+  size_bytes: Schema.NullOr(BigIntNumber),
+  content_type: Schema.NullOr(Schema.String),
+  input_url: Schema.NullOr(Schema.String),
+  resolved_media: Schema.NullOr(Schema.Unknown),
+  language_requested: Schema.String,
+  diarize: Schema.Boolean,
+  word_timestamps: Schema.Boolean,
+  webhook_url: Schema.NullOr(Schema.String),
+  progress: Schema.Number,
+  audio_duration_seconds: Schema.NullOr(Schema.Number),
+  language: Schema.NullOr(Schema.String),
+  speech_detected: Schema.NullOr(Schema.Boolean),
+  speech_ratio: Schema.NullOr(Schema.Number),
+  locked: Schema.Boolean,
+  error: Schema.NullOr(Schema.String),
+  error_code: Schema.NullOr(JobErrorCode),
+  retryable: Schema.NullOr(Schema.Boolean),
+  attempts: Schema.Int,
+  run_token: Schema.NullOr(Schema.String),
+  heartbeat_at: Schema.NullOr(Schema.Date),
+  created_at: Schema.Date,
+  started_at: Schema.NullOr(Schema.Date),
+  completed_at: Schema.NullOr(Schema.Date),
+  deleted_at: Schema.NullOr(Schema.Date),
+  purged_at: Schema.NullOr(Schema.Date)
+})
+export type JobRecord = typeof JobRecord.Type
+
+/** What a submit path knows about a new job. */
+export interface NewJob {
+  readonly id: JobId
+  readonly accountId: AccountId | null
+  readonly apiKeyId: ApiKeyId | null
+  readonly guestClient: string | null
+  readonly claimHash: string | null
+  readonly source: JobSource
+  readonly inputKind: "upload" | "url" | "direct"
+  readonly filename: string | null
+  readonly objectKey: string | null
+  readonly sizeBytes: number | null
+  readonly contentType: string | null
+  readonly inputUrl: string | null
+  readonly resolvedMedia: unknown
+  readonly language: string
+  readonly diarize: boolean
+  readonly wordTimestamps: boolean
+  readonly webhookUrl: string | null
+}

@@ -1,0 +1,99 @@
+/**
+ * Direct-upload tickets: `init` records what the caller will send (name, size, options)
+ * and where it goes; the bytes arrive at a signed URL; `commit` turns the ticket into a
+ * queued job. A ticket lives 24 hours; its upload URL far less (see the handler).
+ */
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { AccountId, ApiKeyId, JobId } from "../../src/domain/Ids.ts"
+
+export const ticketLifetimeMs = 24 * 3600 * 1000
+
+export const UploadTicketRecord = Schema.Struct({
+  job_id: JobId,
+  account_id: AccountId,
+  api_key_id: Schema.NullOr(ApiKeyId),
+  object_key: Schema.String,
+  filename: Schema.String,
+  size_bytes: Schema.Union([Schema.Number, Schema.NumberFromString]),
+  content_type: Schema.String,
+  options: Schema.Unknown,
+  expires_at: Schema.Date,
+  received_bytes: Schema.NullOr(Schema.Union([Schema.Number, Schema.NumberFromString])),
+  committed_at: Schema.NullOr(Schema.Date),
+  created_at: Schema.Date
+})
+export type UploadTicketRecord = typeof UploadTicketRecord.Type
+
+const decodeTicket = Schema.decodeUnknownEffect(UploadTicketRecord)
+
+export class UploadTickets extends Context.Service<UploadTickets, {
+  create(ticket: {
+    readonly jobId: JobId
+    readonly accountId: AccountId
+    readonly apiKeyId: ApiKeyId
+    readonly objectKey: string
+    readonly filename: string
+    readonly sizeBytes: number
+    readonly contentType: string
+    readonly options: Record<string, unknown>
+  }): Effect.Effect<UploadTicketRecord>
+  get(jobId: JobId): Effect.Effect<Option.Option<UploadTicketRecord>>
+  received(jobId: JobId, bytes: number): Effect.Effect<void>
+  committed(jobId: JobId): Effect.Effect<void>
+}>()("verbatim/uploads/UploadTickets") {
+  static readonly layer = Layer.effect(
+    UploadTickets,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const decodeOne = (rows: ReadonlyArray<unknown>) =>
+        Effect.map(Effect.forEach(rows, (row) => decodeTicket(row)), (tickets) => Option.fromNullishOr(tickets[0]))
+          .pipe(Effect.orDie)
+
+      const create = Effect.fn("UploadTickets.create")(function*(ticket: {
+        readonly jobId: JobId
+        readonly accountId: AccountId
+        readonly apiKeyId: ApiKeyId
+        readonly objectKey: string
+        readonly filename: string
+        readonly sizeBytes: number
+        readonly contentType: string
+        readonly options: Record<string, unknown>
+      }) {
+        const now = yield* Clock.currentTimeMillis
+        const rows = yield* sql`INSERT INTO upload_tickets ${
+          sql.insert({
+            job_id: ticket.jobId,
+            account_id: ticket.accountId,
+            api_key_id: ticket.apiKeyId,
+            object_key: ticket.objectKey,
+            filename: ticket.filename,
+            size_bytes: ticket.sizeBytes,
+            content_type: ticket.contentType,
+            options: JSON.stringify(ticket.options),
+            expires_at: new Date(now + ticketLifetimeMs),
+            created_at: new Date(now)
+          })
+        } RETURNING *`.pipe(Effect.orDie)
+        return Option.getOrThrow(yield* decodeOne(rows))
+      })
+
+      const get = Effect.fn("UploadTickets.get")(function*(jobId: JobId) {
+        return yield* decodeOne(yield* sql`SELECT * FROM upload_tickets WHERE job_id = ${jobId}`.pipe(Effect.orDie))
+      })
+
+      const received = Effect.fn("UploadTickets.received")(function*(jobId: JobId, bytes: number) {
+        yield* sql`UPDATE upload_tickets SET received_bytes = ${bytes} WHERE job_id = ${jobId}`.pipe(Effect.orDie)
+      })
+
+      const committed = Effect.fn("UploadTickets.committed")(function*(jobId: JobId) {
+        const now = new Date(yield* Clock.currentTimeMillis)
+        yield* sql`UPDATE upload_tickets SET committed_at = COALESCE(committed_at, ${now}) WHERE job_id = ${jobId}`.pipe(
+          Effect.orDie
+        )
+      })
+
+      return UploadTickets.of({ create, get, received, committed })
+    })
+  )
+}

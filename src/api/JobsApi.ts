@@ -1,0 +1,237 @@
+/**
+ * Submitting recordings and following their jobs. Submits accept keyless callers (daily
+ * samples, owned through a claim token); listing, batch status and direct uploads need an
+ * account key.
+ */
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { JobList, JobSource, JobStatus, JobView, SubmitAnswer } from "../domain/Job.ts"
+import {
+  BadIdempotencyKey,
+  ClaimTokenRequired,
+  ConcurrencyLimit,
+  FileTooLarge,
+  KeyMismatch,
+  LinkRefusedError,
+  NotFound,
+  RateLimited,
+  TierForbidden,
+  UnsupportedMedia,
+  UploadExpired,
+  UploadIncomplete,
+  ValidationFailed
+} from "./Errors.ts"
+import { AllowGuest, RequireAccount } from "./Security.ts"
+
+/** 5 GB: the largest file a job accepts (direct upload or multipart). */
+export const maxFileBytes = 5 * 1000 ** 3
+/** 10 hours: the longest recording a job accepts. */
+export const maxAudioSeconds = 10 * 3600
+
+export const JobIdParam = Schema.String.check(Schema.isUUID()).annotate({ description: "A job id (UUID)." })
+
+export const Language = Schema.String.check(Schema.isPattern(/^(auto|[a-z]{2})$/)).annotate({
+  description: "ISO 639-1 code or `auto` (detect)."
+})
+
+const options = {
+  language: Schema.optionalKey(Language),
+  diarize: Schema.optionalKey(Schema.Boolean),
+  word_timestamps: Schema.optionalKey(Schema.Boolean),
+  source: Schema.optionalKey(JobSource),
+  webhook_url: Schema.optionalKey(Schema.String.check(Schema.isBetweenLength(8, 2000)).annotate({
+    description: "Enterprise plan only: where `job.done` / `job.failed` events are POSTed."
+  }))
+}
+
+export const SubmitOptions = Schema.Struct(options)
+export type SubmitOptions = typeof SubmitOptions.Type
+
+const idempotencyHeader = {
+  "idempotency-key": Schema.optionalKey(Schema.String.annotate({
+    description: "1..255 of `A-Z a-z 0-9 _ . : / -`. A replay returns the original job with 200."
+  }))
+}
+
+const submitErrors = [
+  BadIdempotencyKey,
+  ConcurrencyLimit,
+  TierForbidden,
+  ValidationFailed,
+  RateLimited
+] as const
+
+const Accepted = SubmitAnswer.pipe(HttpApiSchema.status(202))
+
+export class SubmitApi extends HttpApiGroup.make("submit")
+  .add(
+    HttpApiEndpoint.post("upload", "/v1/transcribe", {
+      payload: Schema.Unknown.pipe(HttpApiSchema.asMultipartStream({ maxParts: 16, maxFieldSize: 64 * 1024 })),
+      headers: idempotencyHeader,
+      success: Accepted,
+      error: [...submitErrors, FileTooLarge, UnsupportedMedia]
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Submit a file (multipart)",
+      description: "multipart/form-data with `file` plus the shared options as fields (`language`, " +
+        "`diarize`, `word_timestamps`, `source`, `webhook_url`). The file is streamed to storage. " +
+        "200 with `X-Idempotent-Replay: true` on an idempotent replay."
+    })),
+    HttpApiEndpoint.post("url", "/v1/transcribe/url", {
+      payload: Schema.Struct({ url: Schema.String.check(Schema.isBetweenLength(8, 2000)), ...options }),
+      headers: idempotencyHeader,
+      success: Accepted,
+      error: [...submitErrors, LinkRefusedError]
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Submit a public link",
+      description: "A direct media link, a podcast episode page, or a show page / RSS feed (latest episode). " +
+        "Refusals (400) queue and charge nothing."
+    }))
+  )
+  .middleware(AllowGuest)
+  .annotateMerge(OpenApi.annotations({ title: "Submit" }))
+{}
+
+export const UploadInit = Schema.Struct({
+  filename: Schema.String.check(Schema.isBetweenLength(1, 512)),
+  size_bytes: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)),
+  content_type: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(128))),
+  ...options
+})
+
+export const UploadTicket = Schema.Struct({
+  job_id: Schema.String,
+  object_key: Schema.String,
+  upload_url: Schema.String,
+  method: Schema.String,
+  headers: Schema.Record(Schema.String, Schema.String),
+  expires_in: Schema.Int,
+  options: Schema.Record(Schema.String, Schema.Unknown)
+})
+
+export const UploadCommit = Schema.Struct({
+  object_key: Schema.String,
+  options: Schema.Record(Schema.String, Schema.Unknown),
+  original_filename: Schema.optionalKey(Schema.String.check(Schema.isBetweenLength(1, 512)))
+})
+
+export class UploadsApi extends HttpApiGroup.make("uploads")
+  .add(
+    HttpApiEndpoint.post("init", "/v1/uploads/init", {
+      payload: UploadInit,
+      headers: idempotencyHeader,
+      success: UploadTicket,
+      error: [BadIdempotencyKey, FileTooLarge, UnsupportedMedia, TierForbidden, ValidationFailed]
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Start a direct upload",
+      description: "Returns a short-lived signed `upload_url` on this service. Send the bytes there with " +
+        "`method` and `headers`, then commit."
+    })),
+    HttpApiEndpoint.post("commit", "/v1/uploads/:job_id/commit", {
+      params: { job_id: JobIdParam },
+      payload: UploadCommit,
+      success: [Accepted, SubmitAnswer],
+      error: [KeyMismatch, NotFound, UploadExpired, UploadIncomplete, ConcurrencyLimit, ValidationFailed]
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Commit a direct upload",
+      description: "Echo `object_key` and `options` from the ticket unchanged. 202 for the new job; 200 with " +
+        "the existing job if it was already committed. A commit refused with 429 can be retried."
+    }))
+  )
+  .middleware(RequireAccount)
+  .annotateMerge(OpenApi.annotations({ title: "Direct upload" }))
+{}
+
+/** The ticket's `upload_url`: authorised by its signature, not by a key. */
+export class UploadTransferApi extends HttpApiGroup.make("uploadTransfer")
+  .add(
+    HttpApiEndpoint.put("bytes", "/v1/uploads/:job_id/bytes", {
+      params: { job_id: JobIdParam },
+      query: { expires: Schema.String, signature: Schema.String },
+      payload: HttpApiSchema.StreamUint8Array({ contentType: "application/octet-stream" }),
+      success: Schema.Struct({ object_key: Schema.String, received_bytes: Schema.Int }),
+      error: [KeyMismatch, UploadExpired, UploadIncomplete, FileTooLarge, NotFound]
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Upload bytes to a ticket's signed URL",
+      description: "Any content type is accepted; the body is streamed to storage."
+    }))
+  )
+  .annotateMerge(OpenApi.annotations({ title: "Direct upload" }))
+{}
+
+export const BatchStatusItem = Schema.Struct({
+  job_id: Schema.String,
+  status: JobStatus,
+  progress: Schema.Number,
+  locked: Schema.Boolean,
+  error_code: Schema.optionalKey(Schema.String)
+})
+
+export const BatchStatus = Schema.Struct({
+  jobs: Schema.Array(BatchStatusItem),
+  not_found: Schema.Array(Schema.String).annotate({
+    description: "Ids that are not the caller's jobs (or do not exist)."
+  })
+})
+
+export class JobListApi extends HttpApiGroup.make("jobList")
+  .add(
+    HttpApiEndpoint.get("list", "/v1/jobs", {
+      query: {
+        limit: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 100 }))),
+        offset: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
+        status: Schema.optionalKey(JobStatus)
+      },
+      success: JobList,
+      error: [ValidationFailed]
+    }).annotateMerge(OpenApi.annotations({ summary: "List the caller's jobs, newest first" })),
+    HttpApiEndpoint.post("batchStatus", "/v1/jobs/status", {
+      payload: Schema.Struct({
+        ids: Schema.Array(JobIdParam).check(Schema.isBetweenLength(1, 50))
+      }),
+      success: BatchStatus,
+      error: [ValidationFailed]
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Status of up to 50 jobs",
+      description: "Has its own budget of 600 requests per minute."
+    }))
+  )
+  .middleware(RequireAccount)
+  .annotateMerge(OpenApi.annotations({ title: "Jobs" }))
+{}
+
+const jobParams = { job_id: JobIdParam }
+const jobErrors = [NotFound, ClaimTokenRequired] as const
+
+export class JobsApi extends HttpApiGroup.make("jobs")
+  .add(
+    HttpApiEndpoint.get("get", "/v1/jobs/:job_id", {
+      params: jobParams,
+      headers: { "if-none-match": Schema.optionalKey(Schema.String) },
+      success: [JobView, HttpApiSchema.Empty(304)],
+      error: jobErrors
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Get a job",
+      description: "Strong `ETag`; send it back as `If-None-Match` for a 304 while nothing changed. " +
+        "Poll every 3 seconds or slower."
+    })),
+    HttpApiEndpoint.delete("remove", "/v1/jobs/:job_id", {
+      params: jobParams,
+      success: HttpApiSchema.NoContent,
+      error: jobErrors
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Cancel or delete a job",
+      description: "Cancels a queued or processing job, or removes a finished one and its files. Time used is " +
+        "not refunded. Reversible for 24 hours with `POST /v1/jobs/{job_id}/restore`."
+    })),
+    HttpApiEndpoint.post("restore", "/v1/jobs/:job_id/restore", {
+      params: jobParams,
+      success: JobView,
+      error: jobErrors
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Restore a deleted job (within 24 hours)",
+      description: "A finished job comes back as it was; a cancelled one goes back to the queue."
+    }))
+  )
+  .middleware(AllowGuest)
+  .annotateMerge(OpenApi.annotations({ title: "Jobs" }))
+{}

@@ -1,0 +1,68 @@
+/** The Job resource as the API shows it, and the vocabularies it uses. */
+import { Schema } from "effect"
+
+export const JobStatus = Schema.Literals(["queued", "processing", "done", "failed"])
+export type JobStatus = typeof JobStatus.Type
+
+export const JobSource = Schema.Literals(["upload", "url", "recording", "api"])
+export type JobSource = typeof JobSource.Type
+
+/** Why a job failed. `SOURCE_*` concern a submitted link; `NO_AUDIO` the file. */
+export const JobErrorCode = Schema.Literals([
+  "SERVICE_UNAVAILABLE",
+  "PROCESSING_STALLED",
+  "PROCESSING_TIMEOUT",
+  "NO_AUDIO",
+  "SOURCE_SIGN_IN_REQUIRED",
+  "LIVE_STREAM_UNSUPPORTED",
+  "SOURCE_PROTECTED",
+  "SOURCE_TOO_LARGE",
+  "SOURCE_RATE_LIMITED",
+  "SOURCE_UNAVAILABLE",
+  "SOURCE_UNSUPPORTED",
+  "SOURCE_ACCESS_DENIED",
+  "SOURCE_UNREACHABLE",
+  "SERVICE_ERROR"
+])
+export type JobErrorCode = typeof JobErrorCode.Type
+
+export const JobView = Schema.Struct({
+  job_id: Schema.String,
+  status: JobStatus,
+  progress: Schema.Number.annotate({ description: "0..100, a best-effort hint while processing." }),
+  queue_position: Schema.Int.annotate({ description: "Jobs ahead while queued; 0 otherwise." }),
+  filename: Schema.NullOr(Schema.String),
+  audio_duration_seconds: Schema.NullOr(Schema.Number),
+  language: Schema.NullOr(Schema.String),
+  source: JobSource,
+  speech_detected: Schema.Boolean.annotate({ description: "Meaningful once done; false before." }),
+  speech_ratio: Schema.Number,
+  locked: Schema.Boolean,
+  locked_code: Schema.optionalKey(Schema.Literal("transcript_locked")),
+  unlock_url: Schema.optionalKey(Schema.String),
+  created_at: Schema.Number,
+  completed_at: Schema.NullOr(Schema.Number),
+  error: Schema.NullOr(Schema.String),
+  error_code: Schema.optionalKey(JobErrorCode),
+  retryable: Schema.optionalKey(Schema.Boolean),
+  /** Keyless samples are previews: only the opening of the recording is transcribed. */
+  preview: Schema.optionalKey(Schema.Boolean)
+})
+export type JobView = typeof JobView.Type
+
+export const SubmitAnswer = Schema.Struct({
+  job_id: Schema.String,
+  status: JobStatus,
+  claim_token: Schema.optionalKey(Schema.String.annotate({
+    description: "Only for keyless submits: send it as X-Claim-Token to read the job."
+  }))
+})
+export type SubmitAnswer = typeof SubmitAnswer.Type
+
+export const JobList = Schema.Struct({
+  jobs: Schema.Array(JobView),
+  limit: Schema.Int,
+  offset: Schema.Int,
+  count: Schema.Int,
+  total: Schema.NullOr(Schema.Int)
+})

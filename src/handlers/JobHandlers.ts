@@ -1,0 +1,86 @@
+/** Reading, listing, deleting and restoring jobs. */
+import { Effect, Option } from "effect"
+import { HttpServerResponse } from "effect/http"
+import { HttpApiBuilder } from "effect/http-api"
+import { JobDispatcher } from "../../services/jobs/JobDispatcher.ts"
+import { JobStore } from "../../services/jobs/JobStore.ts"
+import { Api } from "../api/Api.ts"
+import { CurrentAccount, CurrentCaller } from "../api/Security.ts"
+import { JobId } from "../domain/Ids.ts"
+import { authorizeJob, loadJob, notFound } from "./JobAccess.ts"
+import { etagOf, jobView, toJobView } from "../../services/jobs/JobViews.ts"
+
+export const JobListHandlers = HttpApiBuilder.group(
+  Api,
+  "jobList",
+  Effect.fn(function*(handlers) {
+    const store = yield* JobStore
+    return handlers
+      .handle("list", ({ query }) =>
+        Effect.gen(function*() {
+          const { account } = yield* CurrentAccount
+          const limit = query.limit ?? 20
+          const offset = query.offset ?? 0
+          const page = yield* store.list(account.id, { limit, offset, status: query.status })
+          const jobs = yield* Effect.forEach(page.jobs, jobView)
+          return { jobs, limit, offset, count: jobs.length, total: page.total }
+        }))
+      .handle("batchStatus", ({ payload }) =>
+        Effect.gen(function*() {
+          const { account } = yield* CurrentAccount
+          const ids = [...new Set(payload.ids)].map((id) => JobId.make(id))
+          const found = (yield* store.getMany(ids)).filter((job) => job.account_id === account.id)
+          const byId = new Map(found.map((job) => [job.id as string, job]))
+          return {
+            jobs: found.map((job) => ({
+              job_id: job.id,
+              status: job.status,
+              progress: job.status === "done" ? 100 : job.progress,
+              locked: job.locked,
+              ...(job.status === "failed" ? { error_code: job.error_code ?? "SERVICE_ERROR" } : {})
+            })),
+            not_found: ids.filter((id) => !byId.has(id))
+          }
+        }))
+  })
+)
+
+export const JobHandlers = HttpApiBuilder.group(
+  Api,
+  "jobs",
+  Effect.fn(function*(handlers) {
+    const store = yield* JobStore
+    const dispatcher = yield* JobDispatcher
+    return handlers
+      .handle("get", ({ params, headers }) =>
+        Effect.gen(function*() {
+          const caller = yield* CurrentCaller
+          const job = yield* loadJob(caller, JobId.make(params.job_id))
+          const view = yield* jobView(job)
+          const etag = etagOf(view)
+          const sent = headers["if-none-match"]
+          if (sent !== undefined && sent.split(",").some((tag) => tag.trim() === etag)) {
+            return HttpServerResponse.empty({ status: 304, headers: { etag } })
+          }
+          return HttpServerResponse.jsonUnsafe(view, { headers: { etag, "cache-control": "no-cache" } })
+        }))
+      .handle("remove", ({ params }) =>
+        Effect.gen(function*() {
+          const caller = yield* CurrentCaller
+          const job = yield* loadJob(caller, JobId.make(params.job_id))
+          yield* store.remove(job.id).pipe(Effect.catchTag("JobNotFound", () => Effect.fail(notFound())))
+        }))
+      .handle("restore", ({ params }) =>
+        Effect.gen(function*() {
+          const caller = yield* CurrentCaller
+          const found = yield* store.getAny(JobId.make(params.job_id))
+          if (Option.isNone(found) || found.value.deleted_at === null) return yield* notFound()
+          const job = yield* authorizeJob(caller, found.value)
+          const restored = yield* store.restore(job.id, job.account_id).pipe(
+            Effect.catchTag("JobNotFound", () => Effect.fail(notFound()))
+          )
+          if (restored.status === "queued") yield* dispatcher.dispatch(restored.id)
+          return toJobView(restored, yield* store.queuePosition(restored))
+        }))
+  })
+)

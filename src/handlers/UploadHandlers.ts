@@ -1,0 +1,242 @@
+/**
+ * Direct upload: `init` issues a ticket with a signed, short-lived `upload_url` on this
+ * service; the bytes are streamed there (PUT); `commit` echoes the ticket and queues the
+ * job. A commit refused with 429 can be retried with the same upload.
+ */
+import { Clock, Duration, Effect, Option, Stream } from "effect"
+import { HttpServerResponse } from "effect/http"
+import { HttpApiBuilder } from "effect/http-api"
+import { MediaDecoder } from "../../pipeline/media/MediaDecoder.ts"
+import { AppConfig } from "../../services/AppConfig.ts"
+import { JobStore } from "../../services/jobs/JobStore.ts"
+import { Signer } from "../../services/security/Signer.ts"
+import { MediaStorage } from "../../services/storage/MediaStorage.ts"
+import { UploadTickets, type UploadTicketRecord } from "../../services/uploads/UploadTickets.ts"
+import { Api } from "../api/Api.ts"
+import {
+  FileTooLarge,
+  KeyMismatch,
+  NotFound,
+  UnsupportedMedia,
+  UploadExpired,
+  UploadIncomplete,
+  ValidationFailed
+} from "../api/Errors.ts"
+import { maxAudioSeconds, maxFileBytes } from "../api/JobsApi.ts"
+import { CurrentAccount } from "../api/Security.ts"
+import { JobId } from "../domain/Ids.ts"
+import { acceptedExtensions, extensionOf, isAcceptedMime } from "../domain/MediaTypes.ts"
+import { admit, checkIdempotencyKey, checkWebhook, idempotencyFor, replayResponse } from "./Submission.ts"
+
+/** Seconds an `upload_url` stays valid. */
+export const uploadUrlLifetimeSeconds = 3600
+
+/** Key order does not matter when comparing echoed options (jsonb reorders keys). */
+const canonical = (value: unknown): string =>
+  value !== null && typeof value === "object" && !Array.isArray(value)
+    ? `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(",")}}`
+    : JSON.stringify(value)
+
+const signedPayload = (jobId: string, objectKey: string, expires: number) => `upload:${jobId}:${objectKey}:${expires}`
+
+export const UploadHandlers = HttpApiBuilder.group(
+  Api,
+  "uploads",
+  Effect.fn(function*(handlers) {
+    const tickets = yield* UploadTickets
+    const store = yield* JobStore
+    const signer = yield* Signer
+    const config = yield* AppConfig
+    const storage = yield* MediaStorage
+    const decoder = yield* MediaDecoder
+
+    const ticketAnswer = (ticket: UploadTicketRecord, baseUrl: string, now: number) => {
+      const expires = Math.floor(now / 1000) + uploadUrlLifetimeSeconds
+      const signature = signer.sign(signedPayload(ticket.job_id, ticket.object_key, expires))
+      return {
+        job_id: ticket.job_id,
+        object_key: ticket.object_key,
+        upload_url: `${baseUrl}/v1/uploads/${ticket.job_id}/bytes?expires=${expires}&signature=${signature}`,
+        method: "PUT",
+        headers: { "Content-Type": "application/octet-stream" },
+        expires_in: uploadUrlLifetimeSeconds,
+        options: ticket.options as Record<string, unknown>
+      }
+    }
+
+    return handlers
+      .handle("init", ({ payload, headers, request }) =>
+        Effect.gen(function*() {
+          const caller = yield* CurrentAccount
+          const key = yield* checkIdempotencyKey(headers["idempotency-key"])
+          const baseUrl = Option.getOrElse(config.publicUrl, () => `http://${request.headers["host"] ?? `${config.host}:${config.port}`}`)
+          const now = yield* Clock.currentTimeMillis
+          const extension = extensionOf(payload.filename)
+          if (extension === undefined || !acceptedExtensions.has(extension)) {
+            return yield* new UnsupportedMedia({
+              error: `Files ending in ${extension ? `.${extension}` : "no extension"} are not accepted.`,
+              code: "BAD_EXT"
+            })
+          }
+          const contentType = payload.content_type ?? "application/octet-stream"
+          if (!isAcceptedMime(contentType)) {
+            return yield* new UnsupportedMedia({ error: `The type ${contentType} is not audio or video.`, code: "BAD_MIME" })
+          }
+          if (payload.size_bytes > maxFileBytes) {
+            return yield* new FileTooLarge({ error: "The file is larger than 5 GB: split the recording.", code: "FILE_TOO_LARGE" })
+          }
+          yield* checkWebhook(caller, payload.webhook_url)
+          const jobId = JobId.make(crypto.randomUUID())
+          const idempotency = idempotencyFor(caller, key, "uploads_init")
+          if (idempotency !== undefined) {
+            const earlier = yield* store.reserveIdempotency(idempotency, jobId)
+            if (Option.isSome(earlier)) {
+              const ticket = yield* tickets.get(earlier.value)
+              if (Option.isSome(ticket)) {
+                return HttpServerResponse.jsonUnsafe(ticketAnswer(ticket.value, baseUrl, now), {
+                  headers: { "x-idempotent-replay": "true" }
+                })
+              }
+            }
+          }
+          const options: Record<string, unknown> = {
+            language: payload.language ?? "auto",
+            diarize: payload.diarize ?? false,
+            word_timestamps: payload.word_timestamps ?? false,
+            source: payload.source ?? "upload",
+            ...(payload.webhook_url === undefined ? {} : { webhook_url: payload.webhook_url })
+          }
+          const ticket = yield* tickets.create({
+            jobId,
+            accountId: caller.account.id,
+            apiKeyId: caller.keyId,
+            objectKey: `uploads/${jobId}/original.${extension}`,
+            filename: payload.filename,
+            sizeBytes: payload.size_bytes,
+            contentType,
+            options
+          })
+          return ticketAnswer(ticket, baseUrl, now)
+        }))
+      .handle("commit", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const caller = yield* CurrentAccount
+          const jobId = JobId.make(params.job_id)
+          const found = yield* tickets.get(jobId)
+          if (Option.isNone(found)) return yield* new NotFound({ error: "No upload ticket has this job id." })
+          const ticket = found.value
+          if (ticket.account_id !== caller.account.id || ticket.object_key !== payload.object_key) {
+            return yield* new KeyMismatch({ error: "This object_key does not belong to this job and caller." })
+          }
+          if (ticket.committed_at !== null) {
+            const job = yield* store.get(jobId)
+            if (Option.isSome(job)) return replayResponse({ job_id: job.value.id, status: job.value.status })
+          }
+          if (canonical(payload.options) !== canonical(ticket.options)) {
+            return yield* new ValidationFailed({
+              error: "`options` must be the ticket's options, unchanged.",
+              code: "VALIDATION_FAILED",
+              detail: [{ loc: ["body", "options"], msg: "Differs from the upload ticket" }]
+            })
+          }
+          const now = yield* Clock.currentTimeMillis
+          if (ticket.received_bytes === null) {
+            if (now > ticket.expires_at.getTime()) {
+              return yield* new UploadExpired({ error: "The upload ticket expired before any bytes arrived; ask for a new one." })
+            }
+            return yield* new UploadIncomplete({
+              error: "No bytes were uploaded for this ticket yet: send them to upload_url first.",
+              code: "UPLOAD_MISSING",
+              expected_bytes: ticket.size_bytes,
+              received_bytes: null
+            })
+          }
+          const path = yield* storage.localPath(ticket.object_key).pipe(Effect.orDie)
+          const probe = yield* decoder.probe(path).pipe(Effect.timeoutOption(Duration.seconds(30)))
+          const duration = Option.flatMap(probe, (p) => Option.fromNullishOr(p.durationSeconds))
+          if (Option.isSome(duration) && duration.value > maxAudioSeconds) {
+            return yield* new FileTooLarge({
+              error: `The recording is ${(duration.value / 3600).toFixed(1)} hours long; the limit is 10 hours.`,
+              code: "FILE_TOO_LONG"
+            })
+          }
+          const options = ticket.options as {
+            language: string
+            diarize: boolean
+            word_timestamps: boolean
+            source: "upload" | "url" | "recording" | "api"
+            webhook_url?: string
+          }
+          const webhookUrl = yield* checkWebhook(caller, options.webhook_url)
+          const answer = yield* admit({
+            caller,
+            // Two commits racing for one ticket create one job: the second is a replay.
+            idempotency: { scope: `upload:${jobId}`, key: "commit", operation: "uploads_commit" },
+            release: Effect.void,
+            job: {
+              id: jobId,
+              source: options.source,
+              inputKind: "direct",
+              filename: payload.original_filename ?? ticket.filename,
+              objectKey: ticket.object_key,
+              sizeBytes: ticket.size_bytes,
+              contentType: ticket.content_type,
+              inputUrl: null,
+              resolvedMedia: null,
+              language: options.language,
+              diarize: options.diarize,
+              wordTimestamps: options.word_timestamps,
+              webhookUrl
+            }
+          })
+          yield* tickets.committed(jobId)
+          return answer
+        }))
+  })
+)
+
+export const UploadTransferHandlers = HttpApiBuilder.group(
+  Api,
+  "uploadTransfer",
+  Effect.fn(function*(handlers) {
+    const tickets = yield* UploadTickets
+    const signer = yield* Signer
+    const storage = yield* MediaStorage
+
+    return handlers.handle("bytes", ({ params, query, payload }) =>
+      Effect.gen(function*() {
+        const jobId = JobId.make(params.job_id)
+        const found = yield* tickets.get(jobId)
+        if (Option.isNone(found)) return yield* new NotFound({ error: "No upload ticket has this job id." })
+        const ticket = found.value
+        const expires = Number(query.expires)
+        if (!signer.verify(signedPayload(jobId, ticket.object_key, expires), query.signature)) {
+          return yield* new KeyMismatch({ error: "The upload URL's signature does not match this ticket." })
+        }
+        const now = yield* Clock.currentTimeMillis
+        if (!Number.isFinite(expires) || now > expires * 1000 || now > ticket.expires_at.getTime()) {
+          return yield* new UploadExpired({ error: "This upload URL has expired; ask for a new ticket." })
+        }
+        if (ticket.committed_at !== null) {
+          return yield* new UploadExpired({ error: "This upload was already committed; ask for a new ticket." })
+        }
+        const mismatch = (received: number | null) =>
+          new UploadIncomplete({
+            error: `The ticket announced ${ticket.size_bytes} bytes` +
+              (received === null ? "; more arrived." : `; ${received} arrived.`),
+            code: "SIZE_MISMATCH",
+            expected_bytes: ticket.size_bytes,
+            received_bytes: received
+          })
+        const { bytes } = yield* storage.write(ticket.object_key, payload as Stream.Stream<Uint8Array>, ticket.size_bytes).pipe(
+          Effect.catchTag("ObjectTooLarge", () => Effect.fail(mismatch(null)))
+        )
+        if (bytes !== ticket.size_bytes) {
+          yield* storage.remove(ticket.object_key)
+          return yield* mismatch(bytes)
+        }
+        yield* tickets.received(jobId, bytes)
+        return { object_key: ticket.object_key, received_bytes: bytes }
+      }))
+  })
+)
