@@ -15,15 +15,26 @@ export class DecodeFailed extends Schema.TaggedError<DecodeFailed>()("DecodeFail
 }) {}
 
 /**
- * The most telling ffmpeg stderr line, without the input path (paths are internal). ffmpeg ends
- * with a summary line for the fatal condition, so the last line that looks like an error wins.
+ * The most telling ffmpeg stderr line, without the input path (paths are internal): a line naming
+ * the input's problem (invalid data, no audio stream) wins over generic errors that follow from it
+ * ("Error configuring filter graph"); otherwise the last error-like line.
  */
-export const ffmpegReason = (stderrTail: ReadonlyArray<string>, fallback: string): string => {
-  const telling = /invalid data|does not contain any stream|matches no streams|no such file|could not|error|failed|unknown|not supported|unsupported/i
-  for (let i = stderrTail.length - 1; i >= 0; i--) {
-    const line = stderrTail[i]!.trim()
-    if (line === "" || line.startsWith("Aborted(")) continue
-    if (telling.test(line)) return line.replace(/^(\/in\/input|pipe:0|[^\s:]*\/[^\s:]*):\s*/, "")
+export const ffmpegReason = (stderrTail: ReadonlyArray<string>, fallback: string, inputPath?: string): string => {
+  const specific = /invalid data|does not contain any stream|matches no streams|header missing|no such file|not supported|unsupported/i
+  const generic = /could not|error|failed|unknown/i
+  const clean = (line: string) => {
+    let text = line.trim().replace(/^\[[^\]]*\]\s*/, "")
+    for (const p of [inputPath, "/in/input", "pipe:0"]) {
+      if (p && text.startsWith(`${p}: `)) text = text.slice(p.length + 2)
+      if (p) text = text.split(p).join("<input>")
+    }
+    return text
+  }
+  const lines = stderrTail.filter((l) => l.trim() !== "" && !l.startsWith("Aborted("))
+  for (const pattern of [specific, generic]) {
+    for (let i = lines.length - 1; i >= 0; i--) {
+      if (pattern.test(lines[i]!)) return clean(lines[i]!)
+    }
   }
   return fallback
 }
@@ -33,18 +44,19 @@ export const decodeFailure = (
   stderrTail: ReadonlyArray<string>,
   decodedSamples: number,
   sampleRate: number,
-  exitedOk: boolean
+  exitedOk: boolean,
+  inputPath?: string
 ): NoAudio | DecodeFailed | undefined => {
   if (decodedSamples === 0) {
     return new NoAudio({
       reason: exitedOk
         ? "the audio stream decoded to no samples"
-        : ffmpegReason(stderrTail, "the file could not be decoded")
+        : ffmpegReason(stderrTail, "the file could not be decoded", inputPath)
     })
   }
   if (!exitedOk) {
     return new DecodeFailed({
-      reason: ffmpegReason(stderrTail, "the decoder stopped with an error"),
+      reason: ffmpegReason(stderrTail, "the decoder stopped with an error", inputPath),
       decodedSeconds: decodedSamples / sampleRate
     })
   }

@@ -94,7 +94,7 @@ export const makeNativeBackend = (options: { readonly chunkSeconds: number }): D
             return Effect.flatMap(
               Effect.promise(() => exited),
               (code): Effect.Effect<never, NoAudio | DecodeFailed | Cause.Done> => {
-                const failure = decodeFailure(errors, decoded, SAMPLE_RATE, code === 0)
+                const failure = decodeFailure(errors, decoded, SAMPLE_RATE, code === 0, path)
                 return failure ? Effect.fail(failure) : Cause.done()
               }
             )

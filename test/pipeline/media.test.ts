@@ -3,6 +3,7 @@ import { Effect, Exit, Layer, Stream } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { decodeFailure, ffmpegReason } from "../../pipeline/media/DecodeErrors.ts"
 import { nativeFfmpegAvailable } from "../../pipeline/media/FfmpegNative.ts"
 import { MediaDecoder, SAMPLE_RATE } from "../../pipeline/media/MediaDecoder.ts"
 import { readWavPcm16 as readWav, writeRepeatedWav } from "../support/wav.ts"
@@ -153,6 +154,28 @@ const decoderContract = (it: Vitest.MethodsNonLive<MediaDecoder>) => {
       assert.isTrue(Exit.isFailure(exit) && !Exit.hasFails(exit))
     }))
 }
+
+describe("decoder failure classification", () => {
+  it("picks the line naming the input's problem, without paths", () => {
+    const tail = [
+      "[mp3float @ 0x55] Header missing",
+      "/srv/uploads/job 1/x.mp3: Invalid data found when processing input",
+      "Error configuring filter graph"
+    ]
+    assert.strictEqual(ffmpegReason(tail, "fallback", "/srv/uploads/job 1/x.mp3"), "Invalid data found when processing input")
+    assert.strictEqual(ffmpegReason(["Error configuring filter graph"], "fallback"), "Error configuring filter graph")
+    assert.strictEqual(ffmpegReason(["Aborted()", ""], "fallback"), "fallback")
+  })
+
+  it("NoAudio when nothing decoded, DecodeFailed after partial output, nothing on success", () => {
+    assert.strictEqual(decodeFailure(["Invalid data found"], 0, 16_000, false)?._tag, "NoAudio")
+    assert.strictEqual(decodeFailure([], 0, 16_000, true)?._tag, "NoAudio")
+    const partial = decodeFailure(["Error while decoding stream #0:0"], 32_000, 16_000, false)
+    assert.strictEqual(partial?._tag, "DecodeFailed")
+    assert.strictEqual(partial?._tag === "DecodeFailed" ? partial.decodedSeconds : -1, 2)
+    assert.isUndefined(decodeFailure([], 16_000, 16_000, true))
+  })
+})
 
 describe("MediaDecoder (wasm)", () => {
   it.layer(MediaDecoder.layer({ backend: "wasm", chunkSeconds: 2 }))((it) => {
