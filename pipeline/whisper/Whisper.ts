@@ -107,9 +107,15 @@ const ENC_FRAMES = 1500
 const MAX_WINDOW_SAMPLES = 30 * SAMPLE_RATE
 /** Below this much audio left after a pass, a resumed pass is not worth an encoder run. */
 const MIN_RESUME_SECONDS = 1
+/**
+ * A pass that closed with a single timestamp is only resumed with at least this much audio
+ * after its last segment: model end timestamps often fall a few hundred ms before the end of
+ * the last word, and re-decoding that tail alone invents words ("seven" → "Evan").
+ */
+const MIN_EARLY_END_RESUME_SECONDS = 2
 
 /**
- * True when at least 0.25 s of `samples` (in 20 ms frames) is above −40 dBFS RMS: a guard
+ * True when at least 0.5 s of `samples` (in 20 ms frames) is above −40 dBFS RMS: a guard
  * against spending a decoder pass on the trailing silence of a window.
  */
 const hasSound = (samples: Float32Array): boolean => {
@@ -118,7 +124,7 @@ const hasSound = (samples: Float32Array): boolean => {
   for (let start = 0; start + frame <= samples.length; start += frame) {
     let e = 0
     for (let i = start; i < start + frame; i++) e += samples[i]! * samples[i]!
-    if (e / frame > 1e-4 && ++loud * frame >= 0.25 * SAMPLE_RATE) return true
+    if (e / frame > 1e-4 && ++loud * frame >= 0.5 * SAMPLE_RATE) return true
   }
   return false
 }
@@ -368,7 +374,7 @@ export class Whisper extends Context.Service<Whisper, {
                 ? 0
                 : split.resume
                 ? split.consumed
-                : lastEnd > 0 && duration - lastEnd >= MIN_RESUME_SECONDS &&
+                : lastEnd > 0 && duration - lastEnd >= MIN_EARLY_END_RESUME_SECONDS &&
                     hasSound(pass.samples.subarray(Math.round(lastEnd * SAMPLE_RATE)))
                 ? lastEnd
                 : 0
