@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest"
-import { applyLogitRules, type LogitRulesConfig, repetitionPeriod } from "../../pipeline/whisper/LogitRules.ts"
+import {
+  applyLogitRules,
+  type LogitRulesConfig,
+  logSumExp,
+  repetitionPeriod,
+  sample,
+  seededRandom
+} from "../../pipeline/whisper/LogitRules.ts"
 import { splitPass } from "../../pipeline/whisper/Segments.ts"
 import { groupWords } from "../../pipeline/whisper/WordAlignment.ts"
 
@@ -51,6 +58,21 @@ describe("timestamp rules", () => {
     for (let i = TB + 10; i < TB + 20; i++) row[i] = 0 // each below it, together above it
     applyLogitRules(row, [TB, 3], cfg)
     expect(allowed(row).every((i) => i >= TB + 1)).toBe(true)
+  })
+
+  it("samples reproducibly from a seeded RNG, following the temperature", () => {
+    const row = Float32Array.from([2, 1, 0, -Infinity])
+    const draw = (seed: number, t: number) => {
+      const random = seededRandom(seed)
+      return Array.from({ length: 2000 }, () => sample(row, t, random))
+    }
+    expect(draw(7, 1)).toEqual(draw(7, 1))
+    const counts = (xs: Array<number>) => [0, 1, 2, 3].map((k) => xs.filter((x) => x === k).length / xs.length)
+    const p = counts(draw(7, 1))
+    expect(p[3]).toBe(0)
+    expect(p[0]).toBeCloseTo(Math.exp(2) / (Math.exp(2) + Math.exp(1) + 1), 1)
+    expect(counts(draw(7, 0.2))[0]).toBeGreaterThan(0.95)
+    expect(logSumExp(row)).toBeCloseTo(Math.log(Math.exp(2) + Math.exp(1) + 1), 6)
   })
 
   it("detects repetition loops", () => {
