@@ -38,8 +38,9 @@ export interface DecodeResult {
   /** Repetition loop detected; tokens end inside the loop. */
   readonly looped: number
   /**
-   * Per generated token (and one extra for the terminating token), the alignment heads'
-   * cross-attention over the 1500 encoder frames that produced it: [nHeads * 1500].
+   * When collected: the alignment heads' cross-attention over the 1500 encoder frames for
+   * every input position, [nHeads * 1500] each — prompt positions first, so row P − 1 + k
+   * is the one that produced generated token k (and row P − 1 + n the terminating token).
    */
   readonly alignment: Array<Float32Array>
 }
@@ -136,13 +137,16 @@ export const decodeBatch = Effect.fnUntraced(function*(
         s.noSpeechProb = Math.exp(sotRow[noSpeechToken]! - logSumExp(sotRow))
       }
       if (req.collectAlignment) {
-        const a = new Float32Array(nAlign * ENC_FRAMES)
-        dims.alignmentHeads.forEach(([l, h], k) => {
-          const c = cross[alignLayers.indexOf(l)]!
-          const off = ((b * H + h) * seq + seq - 1) * ENC_FRAMES
-          a.set(c.subarray(off, off + ENC_FRAMES), k * ENC_FRAMES)
-        })
-        s.alignment.push(a)
+        // One row per input position: every prompt position at the first step, then the new token.
+        for (let pos = 0; pos < seq; pos++) {
+          const a = new Float32Array(nAlign * ENC_FRAMES)
+          dims.alignmentHeads.forEach(([l, h], k) => {
+            const c = cross[alignLayers.indexOf(l)]!
+            const off = ((b * H + h) * seq + pos) * ENC_FRAMES
+            a.set(c.subarray(off, off + ENC_FRAMES), k * ENC_FRAMES)
+          })
+          s.alignment.push(a)
+        }
       }
       // The output buffer is ours: rules are applied in place on its row.
       const row = logits.subarray(base, base + V)

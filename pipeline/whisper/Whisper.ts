@@ -7,7 +7,7 @@ import { makeLogMelExtractor, N_FRAMES, SAMPLE_RATE } from "./LogMel.ts"
 import { seededRandom } from "./LogitRules.ts"
 import { splitPass } from "./Segments.ts"
 import { loadWhisperModelInfo, type WhisperModelFileError, type WhisperModelInfo } from "./WhisperModel.ts"
-import { groupWords, tokenStartTimes } from "./WordAlignment.ts"
+import { groupWords, tidyWordDurations, tokenStartTimes } from "./WordAlignment.ts"
 
 /**
  * Whisper speech recognition on onnxruntime: windows of ≤ 30 s in, timed segments out.
@@ -382,36 +382,39 @@ export class Whisper extends Context.Service<Whisper, {
                 ? lastEnd
                 : 0
 
-              let wordTimes: Array<number> | undefined
-              let textIndex: Array<number> = []
-              if (opts.wordTimestamps && nHeads > 0) {
-                textIndex = tokens.flatMap((t, k) => (t < tb && t < info.tokenizer.special.eot ? [k] : []))
-                if (textIndex.length > 0) {
-                  const lastText = textIndex[textIndex.length - 1]!
-                  const rows = textIndex.map((k) => r.alignment[k]!)
-                  rows.push(r.alignment[Math.min(lastText + 1, r.alignment.length - 1)]!)
-                  wordTimes = tokenStartTimes(rows, nHeads, Math.ceil(pass.samples.length / (2 * 160)))
-                }
+              // Word timings, as HF's _extract_token_timestamps: DTW over the alignment rows of every
+              // position (prompt, text and timestamp tokens); a token starts when the path enters the
+              // row that produced it (row P − 1 + k for generated token k).
+              let rowTimes: Array<number> | undefined
+              const textIndex = tokens.flatMap((t, k) => (t < info.tokenizer.special.eot ? [k] : []))
+              const P = prompt.length
+              if (opts.wordTimestamps && nHeads > 0 && textIndex.length > 0) {
+                const rows = r.alignment.slice(0, P + tokens.length)
+                rowTimes = tokenStartTimes(rows, nHeads, Math.ceil(pass.samples.length / (2 * 160)))
               }
+              const timeOfRow = (row: number) => rowTimes![Math.min(row, rowTimes!.length - 1)]!
 
-              for (const s of split.segments) {
+              // Timed words of every segment of the pass, tidied over the whole pass (OpenAI takes the
+              // median word duration per window), then clamped into their own segment.
+              const passWords = split.segments.map((s) => {
+                if (rowTimes === undefined) return undefined
+                const segText = textIndex.filter((k) => k >= s.from && k < s.to)
+                return groupWords(segText.map((k) => tokens[k]!), info.tokenizer.decode).map((w) => ({
+                  start: offset + timeOfRow(P - 1 + segText[w.from]!),
+                  end: offset + timeOfRow(P + segText[w.to - 1]!),
+                  text: w.text.trim()
+                }))
+              })
+              tidyWordDurations(passWords.flatMap((w) => w ?? []))
+
+              for (const [si, s] of split.segments.entries()) {
                 const start = Math.min(offset + s.start, offset + duration)
                 const end = Math.min(Math.max(offset + s.end, start), offset + duration)
                 const segTokens = tokens.slice(s.from, s.to).filter((t) => t < tb)
-                let words: Array<Word> | undefined
-                if (wordTimes !== undefined) {
-                  const first = textIndex.indexOf(s.from)
-                  let last = first
-                  while (last + 1 < textIndex.length && textIndex[last + 1]! < s.to) last++
-                  if (first >= 0) {
-                    const spans = groupWords(textIndex.slice(first, last + 1).map((k) => tokens[k]!), info.tokenizer.decode)
-                    words = spans.map((w) => {
-                      const ws = Math.min(Math.max(offset + wordTimes![first + w.from]!, start), end)
-                      const we = Math.min(Math.max(offset + wordTimes![first + w.to]!, ws), end)
-                      return { start: ws, end: we, text: w.text.trim() }
-                    })
-                  }
-                }
+                const words: Array<Word> | undefined = passWords[si]?.map((w) => {
+                  const ws = Math.min(Math.max(w.start, start), end)
+                  return { start: ws, end: Math.min(Math.max(w.end, ws), end), text: w.text }
+                })
                 segmentsOf[pass.window]!.push({
                   start,
                   end,

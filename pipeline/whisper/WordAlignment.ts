@@ -179,3 +179,32 @@ export const groupWords = (tokens: ReadonlyArray<number>, decode: (ids: Readonly
   }
   return words.filter((w) => w.text.trim().length > 0)
 }
+
+export interface TimedWord {
+  start: number
+  end: number
+  readonly text: string
+}
+
+const SENTENCE_END = ".。!！?？"
+
+/**
+ * OpenAI's duration heuristics for DTW word timings: the path gives words around a pause
+ * the pause's length, so a word longer than twice the median word duration (median capped
+ * at 0.7 s) is cut back — a word ending a sentence loses its end, a word starting one (or
+ * the first of the list) loses its start. Mutates and returns `words`.
+ */
+export const tidyWordDurations = (words: Array<TimedWord>): Array<TimedWord> => {
+  const durations = words.map((w) => w.end - w.start).filter((d) => d > 0).sort((a, b) => a - b)
+  if (durations.length === 0) return words
+  const median = Math.min(0.7, durations[Math.floor(durations.length / 2)]!)
+  const max = 2 * median
+  words.forEach((w, i) => {
+    if (w.end - w.start <= max) return
+    const endsSentence = SENTENCE_END.includes(w.text.trim().slice(-1))
+    const startsSentence = i === 0 || SENTENCE_END.includes(words[i - 1]!.text.trim().slice(-1))
+    if (endsSentence) w.end = w.start + max
+    else if (startsSentence) w.start = w.end - max
+  })
+  return words
+}

@@ -116,6 +116,12 @@ layer(testLayer("whisper-tiny.en"), { timeout: 120_000, excludeTestServices: tru
           }
         }
       })
+      // a01: speech energy shows "Today" starting at ≈ 1.78 s after a pause from ≈ 1.40 s.
+      const a01 = result.windows[0]!.segments.flatMap((s) => s.words!)
+      const today = a01.find((w) => w.text === "Today")!
+      expect(today.start).toBeGreaterThan(1.6)
+      expect(today.start).toBeLessThan(2.2)
+      expect(a01.find((w) => w.text === "everyone.")!.end).toBeLessThan(1.7)
       // a05: the third turn ("Agreed. ...") starts after 12.5 s (reference turn 13.15 s).
       const agreed = result.windows[4]!.segments.flatMap((s) => s.words!).find((w) => w.text.startsWith("Agreed"))!
       expect(agreed.start).toBeGreaterThan(12.5)
