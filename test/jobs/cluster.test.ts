@@ -1,0 +1,337 @@
+/**
+ * Durable job execution with effect/cluster, with real worker processes
+ * (test/support/clusterWorker.ts) on a real database: embedded PGlite owned by the worker
+ * (the test reads the tables through the worker's unix socket), or Postgres when
+ * VERBATIM_TEST_DATABASE_URL is set (socket runners). The JobProcessor in the workers is a
+ * stand-in working on a `test_jobs` table; everything else is the app's composition.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
+import { randomUUID } from "node:crypto"
+import * as net from "node:net"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { socketPathFor } from "../../services/db/EmbeddedPostgres.ts"
+import { makeTestStorage, onPostgres, type TestStorage } from "../support/database.ts"
+import { repoRoot } from "../support/process.ts"
+
+const workerEntry = path.join(repoRoot, "test/support/clusterWorker.ts")
+
+let storage: TestStorage
+const workers = new Set<Worker>()
+
+beforeAll(async () => {
+  storage = await makeTestStorage("cluster")
+})
+afterAll(async () => {
+  await Promise.all([...workers].map((worker) => worker.kill()))
+  await storage?.dispose()
+})
+
+// ---------------------------------------------------------------------------------------
+// Worker processes
+
+interface Worker {
+  readonly label: string
+  readonly output: () => string
+  send(line: string): void
+  /** Resolves when stdout/stderr has matched `pattern` (searching from `from`). */
+  waitFor(pattern: RegExp, timeoutMs: number, from?: number): Promise<void>
+  kill(): Promise<void>
+}
+
+const cleanEnv = (env: Record<string, string>) => {
+  const base: Record<string, string> = {}
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined && !name.startsWith("VERBATIM_") && name !== "DATABASE_URL") base[name] = value
+  }
+  return { ...base, ...env }
+}
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = net.createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address() as net.AddressInfo
+      server.close(() => resolve(address.port))
+    })
+  })
+
+const startWorker = async (
+  label: string,
+  options: { readonly poolSize?: number; readonly runnerPort?: number } = {}
+): Promise<Worker> => {
+  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [workerEntry], {
+    cwd: repoRoot,
+    env: cleanEnv({
+      ...storage.env,
+      CLUSTER_TEST_WORKER: label,
+      VERBATIM_WORKERS: String(options.poolSize ?? 1),
+      VERBATIM_RUNNER_HOST: "127.0.0.1",
+      VERBATIM_RUNNER_PORT: String(options.runnerPort ?? 34431)
+    })
+  })
+  let output = ""
+  const listeners = new Set<() => void>()
+  const onData = (chunk: Buffer) => {
+    output += chunk.toString()
+    for (const listener of listeners) listener()
+  }
+  child.stdout.on("data", onData)
+  child.stderr.on("data", onData)
+  const exited = new Promise<void>((resolve) => child.once("close", () => resolve()))
+  const worker: Worker = {
+    label,
+    output: () => output,
+    send: (line) => child.stdin.write(`${line}\n`),
+    waitFor: (pattern, timeoutMs, from = 0) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          if (pattern.test(output.slice(from))) {
+            done()
+            resolve()
+          }
+        }
+        const timer = setTimeout(() => {
+          done()
+          reject(new Error(`worker ${label}: no ${pattern} within ${timeoutMs} ms:\n${output.slice(-4000)}`))
+        }, timeoutMs)
+        const onExit = () => {
+          done()
+          reject(new Error(`worker ${label} exited before ${pattern}:\n${output.slice(-4000)}`))
+        }
+        const done = () => {
+          clearTimeout(timer)
+          listeners.delete(check)
+          child.off("close", onExit)
+        }
+        listeners.add(check)
+        child.once("close", onExit)
+        check()
+      }),
+    kill: async () => {
+      workers.delete(worker)
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+      await exited
+    }
+  }
+  workers.add(worker)
+  try {
+    await worker.waitFor(/@@ready/, 90_000)
+  } catch (error) {
+    await worker.kill()
+    throw error
+  }
+  return worker
+}
+
+const dispatch = async (worker: Worker, jobId: string, verb = "dispatch") => {
+  const from = worker.output().length
+  worker.send(`${verb} ${jobId}`)
+  await worker.waitFor(new RegExp(`@@dispatched ${jobId}`), 15_000, from)
+}
+
+// ---------------------------------------------------------------------------------------
+// The test's own view of the tables
+
+interface JobRow {
+  readonly id: string
+  readonly status: string
+  readonly attempts: number
+  readonly completions: number
+  readonly invocations: number
+  readonly max_running: number
+  readonly processed_by: string | null
+  readonly finished_by: string | null
+}
+
+const clientLayer = () =>
+  Option.match(storage.databaseUrl, {
+    onSome: (url) => PgClient.layer({ url, maxConnections: 1 }),
+    // The worker owns the embedded database; visit it through its socket.
+    onNone: () =>
+      PgClient.layer({
+        path: socketPathFor(path.join(storage.dataDir, "pg")),
+        database: "postgres",
+        username: "postgres",
+        maxConnections: 1
+      })
+  })
+
+/** One short connection per call: the embedded database's owner may have just been killed. */
+const query = <A>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>): Promise<A> =>
+  Effect.flatMap(SqlClient.SqlClient, f).pipe(
+    Effect.provide(clientLayer()),
+    Effect.scoped,
+    Effect.timeout("10 seconds"),
+    Effect.runPromise
+  )
+
+const seed = (jobs: ReadonlyArray<{ readonly id: string; readonly durationMs: number }>) =>
+  query((sql) =>
+    Effect.forEach(jobs, (job) => sql`INSERT INTO test_jobs (id, duration_ms) VALUES (${job.id}, ${job.durationMs})`, {
+      discard: true
+    })
+  )
+
+const jobRows = (ids: ReadonlyArray<string>) =>
+  query((sql) =>
+    sql<JobRow>`SELECT id::text AS id, status, attempts, completions, invocations, max_running, processed_by, finished_by
+      FROM test_jobs WHERE id IN ${sql.in(ids)} ORDER BY created_at`
+  )
+
+const workerMaxRunning = (label: string) =>
+  query((sql) => sql<{ max_running: number }>`SELECT max_running FROM test_workers WHERE label = ${label}`).then(
+    (rows) => rows[0]?.max_running
+  )
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Polls `probe` (query failures count as "not yet") until it returns a value. */
+const waitUntil = async <A>(what: string, timeoutMs: number, probe: () => Promise<A | undefined>): Promise<A> => {
+  const deadline = Date.now() + timeoutMs
+  let lastError: unknown
+  while (Date.now() < deadline) {
+    try {
+      const value = await probe()
+      if (value !== undefined) return value
+    } catch (error) {
+      lastError = error
+    }
+    await sleep(250)
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ""}`)
+}
+
+const allDone = (ids: ReadonlyArray<string>, timeoutMs: number) =>
+  waitUntil(`${ids.length} jobs done`, timeoutMs, async () => {
+    const rows = await jobRows(ids)
+    return rows.length === ids.length && rows.every((row) => row.status === "done") ? rows : undefined
+  })
+
+const newJobs = (count: number, durationMs: number) =>
+  Array.from({ length: count }, () => ({ id: randomUUID(), durationMs }))
+
+// ---------------------------------------------------------------------------------------
+
+describe(`durable jobs on ${onPostgres ? "Postgres (socket runners)" : "embedded PGlite (single runner)"}`, () => {
+  it("a job whose worker is killed mid-run ends done exactly once after a new worker starts", async () => {
+    const port = await freePort()
+    const first = await startWorker("crash-a", { runnerPort: port })
+    const [job] = newJobs(1, 5_000)
+    let second: Worker | undefined
+    try {
+      await seed([job!])
+      await dispatch(first, job!.id)
+      await waitUntil("the first worker to claim the job", 20_000, async () => {
+        const [row] = await jobRows([job!.id])
+        return row?.status === "processing" && row.processed_by === "crash-a" ? row : undefined
+      })
+      await first.kill()
+      const [interrupted] = await jobRows([job!.id]).catch(() => [undefined])
+      if (interrupted) expect(interrupted).toMatchObject({ status: "processing", completions: 0 })
+
+      // Same storage, same runner address: a restart.
+      second = await startWorker("crash-b", { runnerPort: port })
+      const [row] = await allDone([job!.id], 60_000)
+      expect(row).toMatchObject({ status: "done", completions: 1, finished_by: "crash-b" })
+      expect(row!.attempts).toBeGreaterThanOrEqual(2)
+    } finally {
+      await first.kill()
+      await second?.kill()
+    }
+  })
+
+  it("runs at most pool-size jobs at once, serialises duplicate dispatches, and survives a defect", async () => {
+    const worker = await startWorker("pool", { poolSize: 2, runnerPort: await freePort() })
+    try {
+      // Pool of two, five jobs.
+      const jobs = newJobs(5, 1_500)
+      await seed(jobs)
+      await Promise.all(jobs.map((job) => dispatch(worker, job.id)))
+      const rows = await allDone(jobs.map((job) => job.id), 60_000)
+      expect(rows.map((row) => row.completions)).toEqual([1, 1, 1, 1, 1])
+      expect(await workerMaxRunning("pool")).toBe(2)
+
+      // The same job dispatched twice at once: both messages handled, one at a time, one completion.
+      const [twice] = newJobs(1, 2_000)
+      await seed([twice!])
+      await dispatch(worker, twice!.id, "dispatch2")
+      await allDone([twice!.id], 30_000)
+      const [afterBoth] = await waitUntil("both messages of the duplicated job to be handled", 15_000, async () => {
+        const rows = await jobRows([twice!.id])
+        return rows[0]?.invocations === 2 ? rows : undefined
+      })
+      expect(afterBoth).toMatchObject({ completions: 1, attempts: 1, max_running: 1 })
+
+      // A defect in `process` is logged, its message completes (no replay), the worker goes on.
+      const [broken] = newJobs(1, -1)
+      const [healthy] = newJobs(1, 500)
+      await seed([broken!, healthy!])
+      await dispatch(worker, broken!.id)
+      await dispatch(worker, healthy!.id)
+      await allDone([healthy!.id], 30_000)
+      await worker.waitFor(/test defect in job/, 5_000)
+      await sleep(3_000)
+      const [brokenRow] = await jobRows([broken!.id])
+      expect(brokenRow).toMatchObject({ status: "processing", invocations: 1, completions: 0 })
+    } finally {
+      await worker.kill()
+    }
+  })
+
+  it.skipIf(!onPostgres)("two runners share the jobs; a killed runner's jobs are finished by the other", async () => {
+    const [portA, portB] = [await freePort(), await freePort()]
+    const [a, b] = await Promise.all([
+      startWorker("share-a", { poolSize: 2, runnerPort: portA }),
+      startWorker("share-b", { poolSize: 2, runnerPort: portB })
+    ])
+    try {
+      // Both runners hold shard locks (one advisory-lock session each).
+      await waitUntil("both runners to hold shards", 30_000, async () => {
+        const [row] = await query((sql) =>
+          sql<{ sessions: number }>`SELECT count(DISTINCT pid)::int AS sessions FROM pg_locks
+            WHERE locktype = 'advisory' AND granted
+            AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`
+        )
+        return row!.sessions >= 2 ? true : undefined
+      })
+
+      const short = newJobs(12, 800)
+      await seed(short)
+      await Promise.all(short.map((job) => dispatch(a, job.id)))
+      const rows = await allDone(short.map((job) => job.id), 60_000)
+      expect(rows.map((row) => row.completions)).toEqual(short.map(() => 1))
+      const byA = rows.filter((row) => row.finished_by === "share-a").length
+      const byB = rows.filter((row) => row.finished_by === "share-b").length
+      expect(byA).toBeGreaterThan(0)
+      expect(byB).toBeGreaterThan(0)
+      expect(byA + byB).toBe(12)
+
+      const long = newJobs(6, 4_000)
+      await seed(long)
+      await Promise.all(long.map((job) => dispatch(b, job.id)))
+      const onA = await waitUntil("runner A to be working on a job", 20_000, async () => {
+        const rows = await jobRows(long.map((job) => job.id))
+        const claimed = rows.filter((row) => row.status === "processing" && row.processed_by === "share-a")
+        return claimed.length > 0 ? claimed.map((row) => row.id) : undefined
+      })
+      const killedAt = Date.now()
+      await a.kill()
+      const finished = await allDone(long.map((job) => job.id), 90_000)
+      const takeoverMs = Date.now() - killedAt
+      expect(finished.map((row) => row.completions)).toEqual(long.map(() => 1))
+      for (const row of finished.filter((row) => onA.includes(row.id))) {
+        expect(row.finished_by).toBe("share-b")
+        expect(row.attempts).toBeGreaterThanOrEqual(2)
+      }
+      console.log(`runner A killed; its ${onA.length} running job(s) finished by B after ${takeoverMs} ms`)
+    } finally {
+      await a.kill()
+      await b.kill()
+    }
+  })
+})

@@ -1,0 +1,149 @@
+/**
+ * A worker process for the durable-jobs tests: the real storage and cluster composition
+ * (AppConfig from the environment → DatabaseLayer → JobsClusterLayer(clusterOptionsFrom))
+ * around a stand-in JobProcessor that works on a `test_jobs` table instead of transcribing.
+ *
+ * Environment: the usual `VERBATIM_DATA_DIR` / `DATABASE_URL`, `VERBATIM_WORKERS` (pool size),
+ * `VERBATIM_RUNNER_HOST` / `VERBATIM_RUNNER_PORT` (socket mode), plus `CLUSTER_TEST_WORKER`
+ * (this worker's label, recorded on the jobs it works on).
+ *
+ * Protocol on stdio: prints `@@ready` once the runner is up; reads `dispatch <id>` (one
+ * dispatch) or `dispatch2 <id>` (two at once) and prints `@@dispatched <id>` when they have
+ * returned. Exits when stdin closes, so a crashed test never leaves a worker behind.
+ *
+ * The stand-in `process(id)`: records that it was entered (per job and per worker, with the
+ * highest concurrency seen), claims the row unless it is done (`attempts + 1`), writes a
+ * heartbeat every 200 ms for `duration_ms`, then marks it done (`completions + 1`) only if
+ * it is not done yet. A negative `duration_ms` makes it die instead (a defect).
+ */
+import { NodeRuntime } from "@effect/platform-node"
+import { Config, Effect, Layer, Schema, Stream } from "effect"
+import { SqlClient } from "effect/sql"
+import * as readline from "node:readline"
+import { clusterOptionsFrom, JobsClusterLayer } from "../../layers/Cluster.ts"
+import { DatabaseLayer } from "../../layers/Database.ts"
+import { AppConfig } from "../../services/AppConfig.ts"
+import { JobDispatcher } from "../../services/jobs/JobDispatcher.ts"
+import { JobProcessor, UnfinishedJobs } from "../../services/jobs/JobProcessor.ts"
+import { JobId } from "../../src/domain/Ids.ts"
+
+const TestTables = Layer.effectDiscard(
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const label = yield* Config.String("CLUSTER_TEST_WORKER")
+    // Several workers may start together on one Postgres: serialise the DDL.
+    yield* Effect.gen(function*() {
+      yield* sql`SELECT pg_advisory_xact_lock(774411)`
+      yield* sql`CREATE TABLE IF NOT EXISTS test_jobs (
+        id uuid PRIMARY KEY,
+        status text NOT NULL DEFAULT 'queued',
+        duration_ms integer NOT NULL,
+        attempts integer NOT NULL DEFAULT 0,
+        completions integer NOT NULL DEFAULT 0,
+        invocations integer NOT NULL DEFAULT 0,
+        running integer NOT NULL DEFAULT 0,
+        max_running integer NOT NULL DEFAULT 0,
+        processed_by text,
+        finished_by text,
+        heartbeat_at timestamptz,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp()
+      )`
+      yield* sql`CREATE TABLE IF NOT EXISTS test_workers (
+        label text PRIMARY KEY,
+        running integer NOT NULL DEFAULT 0,
+        max_running integer NOT NULL DEFAULT 0
+      )`
+      yield* sql`INSERT INTO test_workers (label) VALUES (${label})
+        ON CONFLICT (label) DO UPDATE SET running = 0, max_running = 0`
+    }).pipe(sql.withTransaction)
+  }).pipe(Effect.orDie)
+)
+
+const TestProcessor = Layer.effect(
+  JobProcessor,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const label = yield* Config.String("CLUSTER_TEST_WORKER")
+
+    const enter = (jobId: JobId) =>
+      Effect.all([
+        sql`UPDATE test_jobs SET invocations = invocations + 1, running = running + 1,
+          max_running = GREATEST(max_running, running + 1) WHERE id = ${jobId}`,
+        sql`UPDATE test_workers SET running = running + 1, max_running = GREATEST(max_running, running + 1)
+          WHERE label = ${label}`
+      ], { discard: true })
+    const leave = (jobId: JobId) =>
+      Effect.all([
+        sql`UPDATE test_jobs SET running = running - 1 WHERE id = ${jobId}`,
+        sql`UPDATE test_workers SET running = running - 1 WHERE label = ${label}`
+      ], { discard: true }).pipe(Effect.orDie)
+
+    const work = Effect.fnUntraced(function*(jobId: JobId) {
+      const claimed = yield* sql<{ duration_ms: number }>`UPDATE test_jobs
+        SET status = 'processing', attempts = attempts + 1, processed_by = ${label}, heartbeat_at = now()
+        WHERE id = ${jobId} AND status <> 'done' RETURNING duration_ms`
+      const job = claimed[0]
+      if (job === undefined) return
+      if (job.duration_ms < 0) return yield* Effect.die(new Error(`test defect in job ${jobId}`))
+      const until = Date.now() + job.duration_ms
+      while (Date.now() < until) {
+        yield* Effect.sleep(Math.min(200, Math.max(0, until - Date.now())))
+        yield* sql`UPDATE test_jobs SET heartbeat_at = now() WHERE id = ${jobId}`
+      }
+      yield* sql`UPDATE test_jobs SET status = 'done', completions = completions + 1, finished_by = ${label}
+        WHERE id = ${jobId} AND status <> 'done'`
+    })
+
+    const process = (jobId: JobId) =>
+      Effect.acquireUseRelease(Effect.orDie(enter(jobId)), () => Effect.orDie(work(jobId)), () => leave(jobId))
+
+    return JobProcessor.of({ process })
+  })
+)
+
+const TestUnfinished = Layer.effect(
+  UnfinishedJobs,
+  Effect.map(SqlClient.SqlClient, (sql) =>
+    UnfinishedJobs.of({
+      list: sql<{ id: string }>`SELECT id FROM test_jobs WHERE status <> 'done' ORDER BY created_at`.pipe(
+        Effect.flatMap((rows) => Schema.decodeUnknownEffect(Schema.Array(JobId))(rows.map((row) => row.id))),
+        Effect.orDie
+      )
+    }))
+)
+
+const WorkerLayer = Layer.unwrap(Effect.map(AppConfig, (config) => JobsClusterLayer(clusterOptionsFrom(config)))).pipe(
+  Layer.provide([TestProcessor, TestUnfinished]),
+  Layer.provide(TestTables),
+  Layer.provideMerge(DatabaseLayer),
+  Layer.provide(AppConfig.layer)
+)
+
+const say = (line: string) => Effect.sync(() => process.stdout.write(`@@${line}\n`))
+
+const decodeId = Schema.decodeUnknownEffect(JobId)
+
+const command = Effect.fnUntraced(function*(line: string) {
+  const dispatcher = yield* JobDispatcher
+  const [verb, id] = line.trim().split(/\s+/)
+  if (verb === undefined || verb === "") return
+  const jobId = yield* decodeId(id)
+  if (verb === "dispatch") yield* dispatcher.dispatch(jobId)
+  else if (verb === "dispatch2") {
+    yield* Effect.all([dispatcher.dispatch(jobId), dispatcher.dispatch(jobId)], { concurrency: 2, discard: true })
+  } else return yield* Effect.die(new Error(`unknown command ${verb}`))
+  yield* say(`dispatched ${jobId}`)
+})
+
+const main = Effect.gen(function*() {
+  yield* say("ready")
+  const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity })
+  yield* Stream.fromAsyncIterable(lines, (error) => error).pipe(
+    // Commands run concurrently: a dispatch must never wait for another one.
+    Stream.runForEach((line) => Effect.forkChild(command(line))),
+    Effect.orDie
+  )
+  yield* Effect.logInfo("stdin closed, exiting")
+})
+
+NodeRuntime.runMain(main.pipe(Effect.provide(WorkerLayer)))
