@@ -5,6 +5,7 @@
  *   npx node bench/asr.ts --models whisper-tiny.en --engines ours
  *
  *   --repeat N   transcriptions per engine, the fastest counts (default 3)
+ *   --words      ours with word timestamps (child runs only: --child ours --model M --words)
  *
  * One long recording is built by concatenating the speech WAV clips of shared/media
  * (cycled to ~3 minutes, 0.6 s of silence between clips). Each engine runs in its own
@@ -122,7 +123,7 @@ const runOurs = async (model: string, rec: Recording, encoder: "fp32" | "q8"): P
       const start = performance.now()
       result = yield* whisper.transcribe(windows, {
         language: "auto",
-        wordTimestamps: false,
+        wordTimestamps: process.argv.includes("--words"),
         encoder,
         ...(argValue("--batch") !== undefined ? { batchSize: Number(argValue("--batch")) } : {})
       })
