@@ -339,8 +339,9 @@ export class Whisper extends Context.Service<Whisper, {
             for (let i = 0; i < G; i++) {
               const pass = group[i]!
               const tries = attempts[i]!
-              // Best attempt: the last one that is not degenerate, else the highest avg logprob
-              // among those under the compression threshold (faster-whisper's choice).
+              // Best attempt (faster-whisper's choice): the highest average log-probability among
+              // attempts under the compression threshold and without a loop — which is the last
+              // attempt when it passed, since every earlier one failed the −1 threshold — else among all.
               const acceptable = tries.filter((a) => a.compressionRatio <= COMPRESSION_RATIO_THRESHOLD && a.result.looped === 0)
               const chosen = tries.length === 1
                 ? tries[0]!
