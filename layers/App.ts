@@ -20,6 +20,28 @@ import { AccountHandlers, SystemHandlers } from "../src/handlers/AccountHandlers
 import { AllowGuestLive, RequireAccountLive } from "../src/handlers/Auth.ts"
 import { EdgeMiddleware } from "../src/handlers/Edge.ts"
 import { DatabaseLayer } from "./Database.ts"
+import { clusterOptionsFrom, JobsClusterLayer } from "./Cluster.ts"
+import { JobEvents } from "../services/jobs/JobEvents.ts"
+import { JobStore } from "../services/jobs/JobStore.ts"
+import { JobWatchdogLayer } from "../services/jobs/JobWatchdog.ts"
+import { TranscriptionJobsLayer, UnfinishedJobsLayer } from "../services/jobs/TranscriptionJobs.ts"
+import { LinkResolver } from "../services/links/LinkResolver.ts"
+import { SafeFetcher } from "../services/links/SafeFetcher.ts"
+import { Signer } from "../services/security/Signer.ts"
+import { MediaStorage } from "../services/storage/MediaStorage.ts"
+import { TranscriptFormats } from "../services/TranscriptFormats.ts"
+import { UploadTickets } from "../services/uploads/UploadTickets.ts"
+import { JobHandlers, JobListHandlers } from "../src/handlers/JobHandlers.ts"
+import { SubmitHandlers } from "../src/handlers/SubmitHandlers.ts"
+import { UploadHandlers, UploadTransferHandlers } from "../src/handlers/UploadHandlers.ts"
+
+/** Link fetching and webhook delivery share one address policy (`VERBATIM_FETCH_ALLOW`). */
+const FetchLayer = Layer.unwrap(
+  AppConfig.useSync((config) => {
+    const fetcher = SafeFetcher.layer({ allowList: config.fetchAllow })
+    return LinkResolver.layerNoDeps.pipe(Layer.provideMerge(fetcher))
+  })
+)
 
 /** Storage plus the domain services every entry point (server, admin CLI) needs. */
 export const DomainLayer = Layer.mergeAll(
@@ -27,11 +49,37 @@ export const DomainLayer = Layer.mergeAll(
   ApiKeys.layer,
   RateLimiter.layer,
   SampleQuota.layer,
-  Ledger.layer
-).pipe(Layer.provideMerge(DatabaseLayer))
+  Ledger.layer,
+  JobStore.layer,
+  UploadTickets.layer,
+  Signer.layer,
+  JobEvents.layer,
+  MediaStorage.layer,
+  TranscriptFormats.layer
+).pipe(Layer.provideMerge(FetchLayer), Layer.provideMerge(DatabaseLayer))
+
+/**
+ * Job execution in this process: the cluster runner with the `Job` entity, the run itself,
+ * webhook deliveries and the stall/purge watchdog. Needs a `Transcriber`.
+ */
+export const WorkLayer = Layer.mergeAll(JobEvents.deliveryLoop, JobWatchdogLayer).pipe(
+  Layer.provideMerge(
+    Layer.unwrap(AppConfig.useSync((config) => JobsClusterLayer(clusterOptionsFrom(config)))).pipe(
+      Layer.provide([TranscriptionJobsLayer, UnfinishedJobsLayer])
+    )
+  )
+)
 
 const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
-  Layer.provide([AccountHandlers, SystemHandlers]),
+  Layer.provide([
+    AccountHandlers,
+    SystemHandlers,
+    SubmitHandlers,
+    UploadHandlers,
+    UploadTransferHandlers,
+    JobListHandlers,
+    JobHandlers
+  ]),
   Layer.provide([RequireAccountLive, AllowGuestLive])
 )
 
@@ -41,10 +89,14 @@ const HttpServerLayer = Layer.unwrap(
   AppConfig.useSync((config) => NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
 )
 
-/** The HTTP service on top of the domain; requires `AppConfig` and `AppLogger`. */
+/**
+ * The HTTP service and job execution on top of the domain. Requires `AppConfig`,
+ * `AppLogger`, and the pipeline (`Transcriber`, `MediaDecoder`: see layers/Pipeline.ts).
+ */
 export const ServerLayer = HttpRouter.serve(Routes, { disableLogger: true, disableListenLog: true }).pipe(
   Layer.provideMerge(HttpServerLayer),
-  Layer.provide(DomainLayer),
+  Layer.provideMerge(WorkLayer),
+  Layer.provideMerge(DomainLayer),
   Layer.provide(AppLogger.effectLogger)
 )
 

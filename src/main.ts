@@ -8,6 +8,7 @@ import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Console, Effect, Layer } from "effect"
 import { Command } from "effect/cli"
 import { announce, DomainLayer, ServerLayer } from "../layers/App.ts"
+import { PipelineLayer } from "../layers/Pipeline.ts"
 import { AppConfig } from "../services/AppConfig.ts"
 import { AppLogger } from "../services/observability/AppLogger.ts"
 import { adminCommand } from "./cli/AdminCommands.ts"
@@ -17,7 +18,11 @@ const serve = Command.make(
   {},
   () =>
     Layer.launch(
-      Layer.effectDiscard(announce).pipe(Layer.provideMerge(ServerLayer), Layer.provide(AppLogger.layer))
+      Layer.effectDiscard(announce).pipe(
+        Layer.provideMerge(ServerLayer),
+        Layer.provide(PipelineLayer),
+        Layer.provide(AppLogger.layer)
+      )
     )
 ).pipe(Command.withDescription("Run the HTTP API (embedded PGlite unless DATABASE_URL is set)"))
 

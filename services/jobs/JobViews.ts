@@ -29,10 +29,10 @@ export const toJobView = (job: JobRecord, queuePosition: number): JobView => {
   }
 }
 
-export const jobView = Effect.fnUntraced(function*(job: JobRecord) {
-  const store = yield* JobStore
-  return toJobView(job, yield* store.queuePosition(job))
-})
+export const makeJobView = Effect.map(JobStore, (store) =>
+  Effect.fnUntraced(function*(job: JobRecord) {
+    return toJobView(job, yield* store.queuePosition(job))
+  }))
 
 /** A strong validator over the exact representation: any visible change changes it. */
 export const etagOf = (view: JobView) => `"${createHash("sha256").update(JSON.stringify(view)).digest("base64url").slice(0, 27)}"`

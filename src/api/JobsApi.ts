@@ -6,6 +6,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { JobList, JobSource, JobStatus, JobView, SubmitAnswer } from "../domain/Job.ts"
+import { Transcript, TranscriptFormat } from "../domain/Transcript.ts"
 import {
   BadIdempotencyKey,
   ClaimTokenRequired,
@@ -14,6 +15,7 @@ import {
   KeyMismatch,
   LinkRefusedError,
   NotFound,
+  NotReady,
   RateLimited,
   TierForbidden,
   UnsupportedMedia,
@@ -130,7 +132,7 @@ export class UploadsApi extends HttpApiGroup.make("uploads")
       params: { job_id: JobIdParam },
       payload: UploadCommit,
       success: [Accepted, SubmitAnswer],
-      error: [KeyMismatch, NotFound, UploadExpired, UploadIncomplete, ConcurrencyLimit, ValidationFailed]
+      error: [KeyMismatch, NotFound, UploadExpired, UploadIncomplete, ConcurrencyLimit, ValidationFailed, FileTooLarge, TierForbidden]
     }).annotateMerge(OpenApi.annotations({
       summary: "Commit a direct upload",
       description: "Echo `object_key` and `options` from the ticket unchanged. 202 for the new job; 200 with " +
@@ -222,6 +224,40 @@ export class JobsApi extends HttpApiGroup.make("jobs")
       summary: "Cancel or delete a job",
       description: "Cancels a queued or processing job, or removes a finished one and its files. Time used is " +
         "not refunded. Reversible for 24 hours with `POST /v1/jobs/{job_id}/restore`."
+    })),
+    HttpApiEndpoint.get("result", "/v1/jobs/:job_id/result", {
+      params: jobParams,
+      query: { format: Schema.optionalKey(TranscriptFormat) },
+      success: [
+        Transcript,
+        Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/plain" })),
+        Schema.String.pipe(HttpApiSchema.asText({ contentType: "application/x-subrip" })),
+        Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/vtt" })),
+        Schema.Uint8Array.pipe(HttpApiSchema.asUint8Array({
+          contentType: "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+        }))
+      ],
+      error: [...jobErrors, NotReady, ValidationFailed]
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Get the transcript",
+      description: "`format`: json (default), txt, srt, vtt, docx. Every format comes from the same stored " +
+        "result and costs nothing extra. Per-word times (`words`) appear only in json, only when " +
+        "`word_timestamps` was requested. 409 NOT_READY until the job is done."
+    })),
+    HttpApiEndpoint.patch("correct", "/v1/jobs/:job_id/transcript", {
+      params: jobParams,
+      payload: Schema.Struct({
+        segments: Schema.Array(Schema.Struct({
+          index: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
+          text: Schema.String.check(Schema.isMaxLength(10_000))
+        })).check(Schema.isBetweenLength(1, 10_000))
+      }),
+      success: Transcript,
+      error: [...jobErrors, NotReady, ValidationFailed]
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Correct transcript text",
+      description: "Replaces the text of segments by index (0-based, as in the json result). Timing is " +
+        "unchanged; later txt, srt, vtt and docx downloads carry the correction."
     })),
     HttpApiEndpoint.post("restore", "/v1/jobs/:job_id/restore", {
       params: jobParams,

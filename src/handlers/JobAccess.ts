@@ -13,8 +13,12 @@ import type { JobId } from "../domain/Ids.ts"
 
 export const notFound = () => new NotFound({ error: "No job with this id belongs to the caller." })
 
-export const authorizeJob = Effect.fnUntraced(function*(caller: Caller, job: JobRecord) {
+/** Built once per handler group, so requests need no services of their own. */
+export const makeJobAccess = Effect.gen(function*() {
   const quota = yield* SampleQuota
+  const store = yield* JobStore
+
+  const authorizeJob = Effect.fnUntraced(function*(caller: Caller, job: JobRecord) {
   if (caller._tag === "Account") {
     if (job.account_id !== caller.account.id) return yield* notFound()
     return job
@@ -35,11 +39,13 @@ export const authorizeJob = Effect.fnUntraced(function*(caller: Caller, job: Job
     return yield* new ClaimTokenRequired({ error: "The X-Claim-Token does not match this job.", code: "INVALID_API_KEY" })
   }
   return job
-})
+  })
 
-export const loadJob = Effect.fnUntraced(function*(caller: Caller, id: JobId) {
-  const store = yield* JobStore
-  const job = yield* store.get(id)
-  if (Option.isNone(job)) return yield* notFound()
-  return yield* authorizeJob(caller, job.value)
+  const loadJob = Effect.fnUntraced(function*(caller: Caller, id: JobId) {
+    const job = yield* store.get(id)
+    if (Option.isNone(job)) return yield* notFound()
+    return yield* authorizeJob(caller, job.value)
+  })
+
+  return { authorizeJob, loadJob }
 })

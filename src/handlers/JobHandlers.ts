@@ -4,17 +4,21 @@ import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { JobDispatcher } from "../../services/jobs/JobDispatcher.ts"
 import { JobStore } from "../../services/jobs/JobStore.ts"
+import type { JobRecord } from "../../services/jobs/JobRecord.ts"
+import { TranscriptFormats } from "../../services/TranscriptFormats.ts"
 import { Api } from "../api/Api.ts"
+import { NotReady, ValidationFailed } from "../api/Errors.ts"
 import { CurrentAccount, CurrentCaller } from "../api/Security.ts"
 import { JobId } from "../domain/Ids.ts"
-import { authorizeJob, loadJob, notFound } from "./JobAccess.ts"
-import { etagOf, jobView, toJobView } from "../../services/jobs/JobViews.ts"
+import { makeJobAccess, notFound } from "./JobAccess.ts"
+import { etagOf, makeJobView, toJobView } from "../../services/jobs/JobViews.ts"
 
 export const JobListHandlers = HttpApiBuilder.group(
   Api,
   "jobList",
   Effect.fn(function*(handlers) {
     const store = yield* JobStore
+    const jobView = yield* makeJobView
     return handlers
       .handle("list", ({ query }) =>
         Effect.gen(function*() {
@@ -51,6 +55,24 @@ export const JobHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const store = yield* JobStore
     const dispatcher = yield* JobDispatcher
+    const formats = yield* TranscriptFormats
+    const jobView = yield* makeJobView
+    const { authorizeJob, loadJob } = yield* makeJobAccess
+
+    /** The stored transcript of a finished job; 409 NOT_READY before that. */
+    const readyTranscript = Effect.fnUntraced(function*(job: JobRecord) {
+      if (job.status !== "done") {
+        return yield* new NotReady({
+          error: job.status === "failed"
+            ? "The job failed, so it has no transcript; see its error."
+            : "The job is not finished yet; poll GET /v1/jobs/{job_id} until status is done."
+        })
+      }
+      const transcript = yield* store.transcript(job.id)
+      if (Option.isNone(transcript)) return yield* Effect.die(new Error(`job ${job.id} is done without a transcript`))
+      return transcript.value
+    })
+
     return handlers
       .handle("get", ({ params, headers }) =>
         Effect.gen(function*() {
@@ -69,6 +91,44 @@ export const JobHandlers = HttpApiBuilder.group(
           const caller = yield* CurrentCaller
           const job = yield* loadJob(caller, JobId.make(params.job_id))
           yield* store.remove(job.id).pipe(Effect.catchTag("JobNotFound", () => Effect.fail(notFound())))
+        }))
+      .handle("result", ({ params, query }) =>
+        Effect.gen(function*() {
+          const caller = yield* CurrentCaller
+          const job = yield* loadJob(caller, JobId.make(params.job_id))
+          const transcript = yield* readyTranscript(job)
+          const format = query.format ?? "json"
+          const rendered = yield* formats.render(transcript, format, {
+            filename: job.filename ?? undefined,
+            createdAt: Math.floor(job.created_at.getTime() / 1000)
+          })
+          const base = (job.filename ?? job.id).replace(/\.[A-Za-z0-9]{1,5}$/, "").replace(/[^\w.-]+/g, "_")
+          return HttpServerResponse.uint8Array(rendered.body, {
+            contentType: rendered.contentType,
+            headers: format === "json" ? {} : { "content-disposition": `attachment; filename="${base}.${rendered.extension}"` }
+          })
+        }))
+      .handle("correct", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const caller = yield* CurrentCaller
+          const job = yield* loadJob(caller, JobId.make(params.job_id))
+          const transcript = yield* readyTranscript(job)
+          const bad = payload.segments.find((edit) => edit.index >= transcript.segments.length)
+          if (bad !== undefined) {
+            return yield* new ValidationFailed({
+              error: `The transcript has ${transcript.segments.length} segments; index ${bad.index} does not exist.`,
+              code: "VALIDATION_FAILED",
+              detail: [{ loc: ["body", "segments", payload.segments.indexOf(bad), "index"], msg: "No such segment" }]
+            })
+          }
+          const edits = new Map(payload.segments.map((edit) => [edit.index, edit.text.trim()]))
+          const segments = transcript.segments.map((segment, i) => {
+            const text = edits.get(i)
+            return text === undefined ? segment : { ...segment, text }
+          })
+          const corrected = { ...transcript, segments, text: segments.map((s) => s.text).join(" ") }
+          yield* store.saveTranscript(job.id, corrected)
+          return corrected
         }))
       .handle("restore", ({ params }) =>
         Effect.gen(function*() {

@@ -65,17 +65,19 @@ export const replayResponse = (answer: SubmitAnswer) =>
  * Creates and dispatches the job. `release` undoes whatever the submit path stored for a
  * job that is not created after all (replay, cap reached, allowance used up).
  */
-export const admit = Effect.fnUntraced(function*(options: {
+export const makeAdmit = Effect.gen(function*() {
+  const store = yield* JobStore
+  const quota = yield* SampleQuota
+  const config = yield* AppConfig
+  const dispatcher = yield* JobDispatcher
+
+  return Effect.fnUntraced(function*(options: {
   readonly caller: Caller
   readonly job: Omit<NewJob, "accountId" | "apiKeyId" | "guestClient" | "claimHash">
   readonly idempotency: Idempotency | undefined
   readonly release: Effect.Effect<void>
 }) {
   const { caller } = options
-  const store = yield* JobStore
-  const quota = yield* SampleQuota
-  const config = yield* AppConfig
-  const dispatcher = yield* JobDispatcher
 
   let claimToken: string | undefined
   let claimHash: string | null = null
@@ -123,4 +125,5 @@ export const admit = Effect.fnUntraced(function*(options: {
     ? { job_id: created.job.id, status: created.job.status }
     : { job_id: created.job.id, status: created.job.status, claim_token: claimToken }
   return answer
+})
 })

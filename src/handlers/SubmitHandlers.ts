@@ -15,7 +15,7 @@ import { CurrentCaller } from "../api/Security.ts"
 import { JobId } from "../domain/Ids.ts"
 import { acceptedExtensions, extensionOf, isAcceptedMime } from "../domain/MediaTypes.ts"
 import { validationFailed } from "./ErrorResponses.ts"
-import { admit, checkIdempotencyKey, checkWebhook, idempotencyFor } from "./Submission.ts"
+import { makeAdmit, checkIdempotencyKey, checkWebhook, idempotencyFor } from "./Submission.ts"
 
 const decodeOptions = Schema.decodeUnknownEffect(SubmitOptions)
 
@@ -49,6 +49,7 @@ export const SubmitHandlers = HttpApiBuilder.group(
   Api,
   "submit",
   Effect.fn(function*(handlers) {
+    const admit = yield* makeAdmit
     const storage = yield* MediaStorage
     const resolver = yield* LinkResolver
     const decoder = yield* MediaDecoder

@@ -26,7 +26,7 @@ import { maxAudioSeconds, maxFileBytes } from "../api/JobsApi.ts"
 import { CurrentAccount } from "../api/Security.ts"
 import { JobId } from "../domain/Ids.ts"
 import { acceptedExtensions, extensionOf, isAcceptedMime } from "../domain/MediaTypes.ts"
-import { admit, checkIdempotencyKey, checkWebhook, idempotencyFor, replayResponse } from "./Submission.ts"
+import { makeAdmit, checkIdempotencyKey, checkWebhook, idempotencyFor, replayResponse } from "./Submission.ts"
 
 /** Seconds an `upload_url` stays valid. */
 export const uploadUrlLifetimeSeconds = 3600
@@ -43,6 +43,7 @@ export const UploadHandlers = HttpApiBuilder.group(
   Api,
   "uploads",
   Effect.fn(function*(handlers) {
+    const admit = yield* makeAdmit
     const tickets = yield* UploadTickets
     const store = yield* JobStore
     const signer = yield* Signer

@@ -5,7 +5,12 @@
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { HttpServer } from "effect/http"
 import pino from "pino"
+import * as net from "node:net"
 import { DomainLayer, ServerLayer } from "../../layers/App.ts"
+import { PipelineLayer } from "../../layers/Pipeline.ts"
+import type { MediaDecoder } from "../../pipeline/media/MediaDecoder.ts"
+import type { Transcriber } from "../../pipeline/Transcriber.ts"
+import { modelsDir } from "./paths.ts"
 import { Accounts } from "../../services/Accounts.ts"
 import { ApiKeys } from "../../services/ApiKeys.ts"
 import { AppConfig, type AppConfigShape } from "../../services/AppConfig.ts"
@@ -30,9 +35,29 @@ export type DomainServices = Layer.Success<typeof DomainLayer> | AppConfig
 
 let accountCounter = 0
 
+/** A free TCP port on loopback (for the cluster runner in Postgres mode). */
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const probe = net.createServer()
+    probe.once("error", reject)
+    probe.listen(0, "127.0.0.1", () => {
+      const port = (probe.address() as net.AddressInfo).port
+      probe.close(() => resolve(port))
+    })
+  })
+
+export interface StartOptions {
+  /**
+   * The speech pipeline. Default: the real one (models load on first use). Tests about job
+   * lifecycle may pass a stand-in Transcriber here — that boundary is not what they test.
+   */
+  readonly pipeline?: Layer.Layer<Transcriber | MediaDecoder, never, AppConfig>
+}
+
 export const startServer = async (
   label: string,
-  overrides: Partial<AppConfigShape> = {}
+  overrides: Partial<AppConfigShape> = {},
+  options: StartOptions = {}
 ): Promise<TestServer> => {
   const storage = await makeTestStorage(label)
   const logs: Array<string> = []
@@ -43,9 +68,14 @@ export const startServer = async (
     dataDir: storage.dataDir,
     databaseUrl: storage.databaseUrl,
     logLevel: "info",
+    runnerPort: await freePort(),
+    modelsDir: modelsDir,
+    model: "whisper-tiny.en",
+    decoder: "wasm",
     ...overrides
   })
   const layer = Layer.mergeAll(ServerLayer, DomainLayer).pipe(
+    Layer.provide(options.pipeline ?? PipelineLayer),
     Layer.provide(Layer.effect(AppLogger, AppConfig.useSync((c) => AppLogger.make(c.logLevel, destination as pino.DestinationStream)))),
     Layer.provideMerge(config)
   )

@@ -1,0 +1,31 @@
+/**
+ * The speech pipeline's composition root, from configuration: decoder backend, models dir
+ * and model, ONNX threads. Provides `Transcriber` for job runs and `MediaDecoder` for the
+ * cheap duration probe at submit time. Models load on first use, not at start.
+ */
+import { Layer } from "effect"
+import * as path from "node:path"
+import { MediaDecoder } from "../pipeline/media/MediaDecoder.ts"
+import { ModelRegistry } from "../pipeline/models/ModelRegistry.ts"
+import { OnnxRuntime } from "../pipeline/onnx/OnnxRuntime.ts"
+import { TranscriberLive } from "../pipeline/TranscriberLive.ts"
+import { VoiceActivity } from "../pipeline/vad/VoiceActivity.ts"
+import { Whisper } from "../pipeline/whisper/Whisper.ts"
+import { AppConfig } from "../services/AppConfig.ts"
+
+/** Where missing model files are fetched from on first use (Hugging Face layout). */
+export const modelBaseUrl = "https://huggingface.co"
+
+export const PipelineLayer = Layer.unwrap(
+  AppConfig.useSync((config) => {
+    const decoder = MediaDecoder.layer({ backend: config.decoder })
+    const whisper = Whisper.layer({ defaultModel: config.model }).pipe(
+      Layer.provide(OnnxRuntime.layer({ threads: config.threads, idleUnloadMs: 10 * 60_000 })),
+      Layer.provide(ModelRegistry.layer({ modelsDir: path.resolve(config.modelsDir), baseUrl: modelBaseUrl }))
+    )
+    return TranscriberLive({ model: config.model }).pipe(
+      Layer.provide([whisper, VoiceActivity.layer()]),
+      Layer.provideMerge(decoder)
+    )
+  })
+)
