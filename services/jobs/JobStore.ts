@@ -9,6 +9,7 @@ import { SqlClient } from "effect/sql"
 import type { AccountId, JobId } from "../../src/domain/Ids.ts"
 import type { JobErrorCode, JobStatus } from "../../src/domain/Job.ts"
 import { type Transcript, Transcript as TranscriptSchema } from "../../src/domain/Transcript.ts"
+import { numbersFromBigInt } from "../db/BigIntColumns.ts"
 import { JobRecord, type NewJob } from "./JobRecord.ts"
 
 export const restoreWindowMs = 24 * 3600 * 1000
@@ -92,7 +93,8 @@ export class JobStore extends Context.Service<JobStore, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
-      const rowsToJobs = (rows: ReadonlyArray<unknown>) => Effect.forEach(rows, (row) => decodeJob(row)).pipe(Effect.orDie)
+      const rowsToJobs = (rows: ReadonlyArray<unknown>) =>
+        Effect.forEach(rows, (row) => decodeJob(numbersFromBigInt(row))).pipe(Effect.orDie)
       const one = (rows: ReadonlyArray<unknown>) => Effect.map(rowsToJobs(rows), (jobs) => Option.fromNullishOr(jobs[0]))
 
       const create = Effect.fn("JobStore.create")(function*(job: NewJob, options: CreateOptions = {}) {

@@ -3,7 +3,15 @@
  * may hold a signed token), status, duration and the account id — never a key or a claim
  * token. Effect's own log calls are routed to the same pino instance.
  */
-import { Context, Layer, Logger } from "effect"
+import { Cause, Context, Layer, Logger } from "effect"
+
+const safeJson = (value: unknown) => {
+  try {
+    return JSON.stringify(value)
+  } catch {
+    return String(value)
+  }
+}
 import pino from "pino"
 import { AppConfig, type LogLevel } from "../AppConfig.ts"
 
@@ -37,21 +45,23 @@ export class AppLogger extends Context.Service<AppLogger, {
   static readonly effectLogger = Layer.unwrap(
     AppLogger.useSync(({ pino: logger }) =>
       Logger.layer([
-        Logger.make(({ logLevel, message }) => {
-          const text = Array.isArray(message) ? message.map(String).join(" ") : String(message)
+        Logger.make(({ cause, logLevel, message }) => {
+          const parts = Array.isArray(message) ? message : [message]
+          const text = parts.map((part) => typeof part === "string" ? part : safeJson(part)).join(" ")
+          const entry = cause.reasons.length > 0 ? { msg: text, cause: Cause.pretty(cause) } : { msg: text }
           switch (logLevel) {
             case "Fatal":
-              return logger.fatal(text)
+              return logger.fatal(entry)
             case "Error":
-              return logger.error(text)
+              return logger.error(entry)
             case "Warn":
-              return logger.warn(text)
+              return logger.warn(entry)
             case "Debug":
-              return logger.debug(text)
+              return logger.debug(entry)
             case "Trace":
-              return logger.trace(text)
+              return logger.trace(entry)
             default:
-              return logger.info(text)
+              return logger.info(entry)
           }
         })
       ])

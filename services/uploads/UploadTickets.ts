@@ -6,6 +6,7 @@
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { AccountId, ApiKeyId, JobId } from "../../src/domain/Ids.ts"
+import { numbersFromBigInt } from "../db/BigIntColumns.ts"
 
 export const ticketLifetimeMs = 24 * 3600 * 1000
 
@@ -47,7 +48,7 @@ export class UploadTickets extends Context.Service<UploadTickets, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const decodeOne = (rows: ReadonlyArray<unknown>) =>
-        Effect.map(Effect.forEach(rows, (row) => decodeTicket(row)), (tickets) => Option.fromNullishOr(tickets[0]))
+        Effect.map(Effect.forEach(rows, (row) => decodeTicket(numbersFromBigInt(row))), (tickets) => Option.fromNullishOr(tickets[0]))
           .pipe(Effect.orDie)
 
       const create = Effect.fn("UploadTickets.create")(function*(ticket: {
