@@ -5,7 +5,8 @@
  *
  * Environment: the usual `VERBATIM_DATA_DIR` / `DATABASE_URL`, `VERBATIM_WORKERS` (pool size),
  * `VERBATIM_RUNNER_HOST` / `VERBATIM_RUNNER_PORT` (socket mode), plus `CLUSTER_TEST_WORKER`
- * (this worker's label, recorded on the jobs it works on).
+ * (this worker's label, recorded on the jobs it works on) and `CLUSTER_TEST_RECONCILE=off`
+ * (the start-up reconciler sees no unfinished jobs).
  *
  * Protocol on stdio: prints `@@ready` once the runner is up; reads `dispatch <id>` (one
  * dispatch) or `dispatch2 <id>` (two at once) and prints `@@dispatched <id>` when they have
@@ -101,15 +102,21 @@ const TestProcessor = Layer.effect(
   })
 )
 
+// `CLUSTER_TEST_RECONCILE=off` hides every job from the start-up reconciler, so a test can
+// show that a job finishes through its stored message alone.
 const TestUnfinished = Layer.effect(
   UnfinishedJobs,
-  Effect.map(SqlClient.SqlClient, (sql) =>
-    UnfinishedJobs.of({
-      list: sql<{ id: string }>`SELECT id FROM test_jobs WHERE status <> 'done' ORDER BY created_at`.pipe(
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const reconcile = yield* Config.Literals(["on", "off"], "CLUSTER_TEST_RECONCILE").pipe(Config.withDefault("on"))
+    const list = reconcile === "off"
+      ? Effect.succeed([])
+      : sql<{ id: string }>`SELECT id FROM test_jobs WHERE status <> 'done' ORDER BY created_at`.pipe(
         Effect.flatMap((rows) => Schema.decodeUnknownEffect(Schema.Array(JobId))(rows.map((row) => row.id))),
         Effect.orDie
       )
-    }))
+    return UnfinishedJobs.of({ list })
+  })
 )
 
 const WorkerLayer = Layer.unwrap(Effect.map(AppConfig, (config) => JobsClusterLayer(clusterOptionsFrom(config)))).pipe(
