@@ -13,15 +13,25 @@ import { VoiceActivity } from "../pipeline/vad/VoiceActivity.ts"
 import { Whisper } from "../pipeline/whisper/Whisper.ts"
 import { AppConfig } from "../services/AppConfig.ts"
 
-/** Where missing model files are fetched from on first use (Hugging Face layout). */
-export const modelBaseUrl = "https://huggingface.co"
+/** The model registry alone (the `models` CLI needs no decoder or sessions). */
+export const ModelRegistryLayer = Layer.unwrap(
+  AppConfig.useSync((config) =>
+    ModelRegistry.layer({ modelsDir: path.resolve(config.modelsDir), baseUrl: config.modelsUrl, onProgress: reportDownload })
+  )
+)
+
+/** Download progress on stderr, one line per file as it completes a tenth. */
+const reportDownload = (progress: { readonly model: string; readonly file: string; readonly receivedBytes: number; readonly totalBytes: number }) => {
+  const percent = Math.floor((100 * progress.receivedBytes) / Math.max(1, progress.totalBytes))
+  process.stderr.write(`\rdownloading ${progress.model}/${progress.file} ${percent}%${percent >= 100 ? "\n" : ""}`)
+}
 
 export const PipelineLayer = Layer.unwrap(
   AppConfig.useSync((config) => {
     const decoder = MediaDecoder.layer({ backend: config.decoder })
     const whisper = Whisper.layer({ defaultModel: config.model }).pipe(
       Layer.provide(OnnxRuntime.layer({ threads: config.threads, idleUnloadMs: 10 * 60_000 })),
-      Layer.provide(ModelRegistry.layer({ modelsDir: path.resolve(config.modelsDir), baseUrl: modelBaseUrl }))
+      Layer.provide(ModelRegistryLayer)
     )
     return TranscriberLive({ model: config.model }).pipe(
       Layer.provide([whisper, VoiceActivity.layer()]),

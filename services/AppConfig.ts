@@ -35,6 +35,8 @@ export interface AppConfigShape {
   readonly fetchAllow: ReadonlyArray<string>
   readonly decoder: "auto" | "wasm" | "native"
   readonly modelsDir: string
+  /** Where a model missing from `modelsDir` is downloaded from on first use. */
+  readonly modelsUrl: string
   readonly model: string
   readonly threads: number
   /** A processing job whose heartbeat is older than this ends PROCESSING_STALLED. */
@@ -62,6 +64,7 @@ export const knownVariables: ReadonlyArray<string> = [
   "VERBATIM_FETCH_ALLOW",
   "VERBATIM_DECODER",
   "VERBATIM_MODELS_DIR",
+  "VERBATIM_MODELS_URL",
   "VERBATIM_MODEL",
   "VERBATIM_THREADS",
   "VERBATIM_JOB_STALL_SECONDS",
@@ -100,6 +103,10 @@ const config = Config.all({
   ),
   decoder: Config.Literals(["auto", "wasm", "native"], "VERBATIM_DECODER").pipe(Config.withDefault("auto" as const)),
   modelsDir: Config.NonEmptyString("VERBATIM_MODELS_DIR").pipe(Config.withDefault("../shared/models")),
+  modelsUrl: Config.URL("VERBATIM_MODELS_URL").pipe(
+    Config.map((url) => url.href.replace(/\/$/, "")),
+    Config.withDefault("https://huggingface.co")
+  ),
   model: Config.Literals(["whisper-base", "whisper-tiny.en"], "VERBATIM_MODEL").pipe(
     Config.withDefault("whisper-base" as const)
   ),

@@ -12,6 +12,7 @@ import { PipelineLayer } from "../layers/Pipeline.ts"
 import { AppConfig } from "../services/AppConfig.ts"
 import { AppLogger } from "../services/observability/AppLogger.ts"
 import { adminCommand } from "./cli/AdminCommands.ts"
+import { speechCommands } from "./cli/SpeechCommands.ts"
 
 const serve = Command.make(
   "serve",
@@ -28,7 +29,7 @@ const serve = Command.make(
 
 const verbatim = Command.make("verbatim").pipe(
   Command.withDescription("Verbatim: self-hosted transcription service"),
-  Command.withSubcommands([serve, adminCommand.pipe(Command.provide(DomainLayer))])
+  Command.withSubcommands([serve, adminCommand.pipe(Command.provide(DomainLayer)), ...speechCommands])
 )
 
 /** A failure's one-line explanation for the operator. */
