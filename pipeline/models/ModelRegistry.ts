@@ -132,7 +132,8 @@ export class ModelRegistry extends Context.Service<ModelRegistry, {
 
         const download = Effect.fnUntraced(function*(spec: ModelSpec, f: ModelFile, target: string) {
           const url = `${options.baseUrl.replace(/\/+$/, "")}/${spec.repo}/resolve/main/${f.file}`
-          const fail = (message: string) => new ModelDownloadError({ model: spec.name, file: f.file, url, message })
+          const fail = (message: string) =>
+            new ModelDownloadError({ model: spec.name, file: f.file, url, message: `downloading ${spec.name}/${f.file} from ${url} failed: ${message}` })
           yield* Effect.logInfo(`downloading ${spec.name}/${f.file} from ${url}`)
           const partial = `${target}.partial`
           const sha = yield* Effect.tryPromise({
