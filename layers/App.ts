@@ -12,7 +12,7 @@ import { Accounts } from "../services/Accounts.ts"
 import { ApiKeys } from "../services/ApiKeys.ts"
 import { AppConfig } from "../services/AppConfig.ts"
 import { AppLogger } from "../services/observability/AppLogger.ts"
-import { Ledger } from "../services/Ledger.ts"
+import { Billing } from "../services/billing/Billing.ts"
 import { RateLimiter } from "../services/RateLimiter.ts"
 import { SampleQuota } from "../services/SampleQuota.ts"
 import { Api } from "../src/api/Api.ts"
@@ -49,8 +49,7 @@ export const DomainLayer = Layer.mergeAll(
   ApiKeys.layer,
   RateLimiter.layer,
   SampleQuota.layer,
-  Ledger.layer,
-  JobStore.layer,
+  JobStore.layer.pipe(Layer.provideMerge(Billing.layer)),
   UploadTickets.layer,
   Signer.layer,
   JobEvents.layer,

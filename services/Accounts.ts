@@ -7,6 +7,7 @@ import { SqlClient } from "effect/sql"
 import { Account } from "../src/domain/Account.ts"
 import { AccountId } from "../src/domain/Ids.ts"
 import type { PlanId } from "../src/domain/Plan.ts"
+import { effectivePlan } from "./billing/Billing.ts"
 
 export class AccountExists extends Schema.TaggedError<AccountExists>()("AccountExists", {
   email: Schema.String
@@ -36,6 +37,7 @@ const normalizeEmail = (email: string) => email.trim().toLowerCase()
 const emailShape = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
 const decodeAccount = Schema.decodeUnknownEffect(Account)
+const columns = "id, email, plan, plan_expires_at, api_access, created_at"
 
 export class Accounts extends Context.Service<Accounts, {
   create(email: string): Effect.Effect<Account, AccountExists | InvalidEmail>
@@ -45,6 +47,8 @@ export class Accounts extends Context.Service<Accounts, {
   setPlan(id: AccountId, plan: PlanId): Effect.Effect<Account, AccountNotFound>
   /** `paid` once the account bought anything or is on a subscription plan; else `free`. */
   tier(account: Account): Effect.Effect<"free" | "paid">
+  /** Lets the account create API keys (the operator's override of the purchase rule). */
+  grantApiAccess(id: AccountId): Effect.Effect<Account, AccountNotFound>
 }>()("verbatim/accounts/Accounts") {
   static readonly layer = Layer.effect(
     Accounts,
@@ -60,22 +64,22 @@ export class Accounts extends Context.Service<Accounts, {
         const rows = yield* sql`INSERT INTO accounts (id, email, created_at)
           VALUES (${crypto.randomUUID()}, ${email}, ${now})
           ON CONFLICT (email) DO NOTHING
-          RETURNING id, email, plan, created_at`.pipe(Effect.orDie)
+          RETURNING ${sql.literal(columns)}`.pipe(Effect.orDie)
         const [account] = yield* decodeRows(rows)
         if (account === undefined) return yield* new AccountExists({ email })
         return account
       })
 
       const findById = Effect.fn("Accounts.findById")(function*(id: AccountId) {
-        const rows = yield* sql`SELECT id, email, plan, created_at FROM accounts WHERE id = ${id}`.pipe(Effect.orDie)
+        const rows = yield* sql`SELECT ${sql.literal(columns)} FROM accounts WHERE id = ${id}`.pipe(Effect.orDie)
         return Option.fromNullishOr((yield* decodeRows(rows))[0])
       })
 
       const resolve = Effect.fn("Accounts.resolve")(function*(emailOrId: string) {
         const isId = Schema.is(AccountId)(emailOrId)
         const rows = isId
-          ? yield* sql`SELECT id, email, plan, created_at FROM accounts WHERE id = ${emailOrId}`.pipe(Effect.orDie)
-          : yield* sql`SELECT id, email, plan, created_at FROM accounts WHERE email = ${normalizeEmail(emailOrId)}`
+          ? yield* sql`SELECT ${sql.literal(columns)} FROM accounts WHERE id = ${emailOrId}`.pipe(Effect.orDie)
+          : yield* sql`SELECT ${sql.literal(columns)} FROM accounts WHERE email = ${normalizeEmail(emailOrId)}`
             .pipe(Effect.orDie)
         const [account] = yield* decodeRows(rows)
         if (account === undefined) return yield* new AccountNotFound({ lookup: emailOrId })
@@ -83,21 +87,31 @@ export class Accounts extends Context.Service<Accounts, {
       })
 
       const setPlan = Effect.fn("Accounts.setPlan")(function*(id: AccountId, plan: PlanId) {
-        const rows = yield* sql`UPDATE accounts SET plan = ${plan} WHERE id = ${id}
-          RETURNING id, email, plan, created_at`.pipe(Effect.orDie)
+        // The operator's plan has no end date; subscription plans include API access.
+        const rows = yield* sql`UPDATE accounts SET plan = ${plan}, plan_expires_at = NULL,
+            api_access = api_access OR ${plan !== "standard"} WHERE id = ${id}
+          RETURNING ${sql.literal(columns)}`.pipe(Effect.orDie)
+        const [account] = yield* decodeRows(rows)
+        if (account === undefined) return yield* new AccountNotFound({ lookup: id })
+        return account
+      })
+
+      const grantApiAccess = Effect.fn("Accounts.grantApiAccess")(function*(id: AccountId) {
+        const rows = yield* sql`UPDATE accounts SET api_access = true WHERE id = ${id}
+          RETURNING ${sql.literal(columns)}`.pipe(Effect.orDie)
         const [account] = yield* decodeRows(rows)
         if (account === undefined) return yield* new AccountNotFound({ lookup: id })
         return account
       })
 
       const tier = Effect.fn("Accounts.tier")(function*(account: Account) {
-        if (account.plan !== "standard") return "paid" as const
+        if (effectivePlan(account, yield* Clock.currentTimeMillis) !== "standard") return "paid" as const
         const rows = yield* sql<{ paid: boolean }>`SELECT EXISTS (
           SELECT 1 FROM ledger WHERE account_id = ${account.id} AND kind = 'purchase') AS paid`.pipe(Effect.orDie)
         return rows[0]?.paid === true ? "paid" as const : "free" as const
       })
 
-      return Accounts.of({ create, findById, resolve, setPlan, tier })
+      return Accounts.of({ create, findById, resolve, setPlan, tier, grantApiAccess })
     })
   )
 }

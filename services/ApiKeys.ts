@@ -22,6 +22,16 @@ export class TooManyKeys extends Schema.TaggedError<TooManyKeys>()("TooManyKeys"
   }
 }
 
+/** Keys come with the 5,000-minute pack or the Workspace plan (spec, Authentication 3). */
+export class ApiAccessRequired extends Schema.TaggedError<ApiAccessRequired>()("ApiAccessRequired", {
+  accountId: Schema.String
+}) {
+  override get message() {
+    return "This account has no API access: it comes with the team-monthly pack (5,000 minutes) or the " +
+      "Workspace plan. Buy one (POST /v1/checkout) or ask the operator (admin access grant)."
+  }
+}
+
 export class KeyNotFound extends Schema.TaggedError<KeyNotFound>()("KeyNotFound", {
   lookup: Schema.String
 }) {
@@ -49,7 +59,7 @@ const columns = "id, account_id, name, prefix, created_at, expires_at, revoked_a
 const decodeRecord = Schema.decodeUnknownEffect(ApiKeyRecordSchema)
 
 export class ApiKeys extends Context.Service<ApiKeys, {
-  create(accountId: AccountId, name?: string): Effect.Effect<IssuedKey, TooManyKeys>
+  create(accountId: AccountId, name?: string): Effect.Effect<IssuedKey, TooManyKeys | ApiAccessRequired>
   list(accountId: AccountId): Effect.Effect<ReadonlyArray<ApiKeyRecord>>
   /** Issues a replacement; the old key keeps working for 24 hours. Accepts an id or prefix. */
   rotate(accountId: AccountId, idOrPrefix: string): Effect.Effect<IssuedKey, KeyNotFound>
@@ -94,7 +104,8 @@ export class ApiKeys extends Context.Service<ApiKeys, {
           const now = new Date(yield* Clock.currentTimeMillis)
           // Serialise key creation per account so two concurrent requests cannot both
           // pass the cap check.
-          yield* sql`SELECT id FROM accounts WHERE id = ${accountId} FOR UPDATE`
+          const [owner] = yield* sql<{ api_access: boolean }>`SELECT api_access FROM accounts WHERE id = ${accountId} FOR UPDATE`
+          if (owner?.api_access !== true) return yield* new ApiAccessRequired({ accountId })
           const [row] = yield* sql<{ active: number }>`SELECT count(*)::int AS active FROM api_keys
             WHERE account_id = ${accountId} AND revoked_at IS NULL AND expires_at IS NULL`
           if ((row?.active ?? 0) >= maxActiveKeys) {

@@ -8,13 +8,15 @@ import * as Migrator from "effect/sql/Migrator"
 import foundation from "./migrations/0001_foundation.ts"
 import jobs from "./migrations/0002_jobs.ts"
 import webhookSecrets from "./migrations/0003_webhook_secrets.ts"
+import billing from "./migrations/0004_billing.ts"
 
 const run = Migrator.make({})
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
   "0002_jobs": jobs,
-  "0003_webhook_secrets": webhookSecrets
+  "0003_webhook_secrets": webhookSecrets,
+  "0004_billing": billing
 })
 
 export const MigrationsLayer = Layer.effectDiscard(run({ loader: migrations, table: "verbatim_migrations" }))

@@ -9,6 +9,7 @@ import { SqlClient } from "effect/sql"
 import type { AccountId, JobId } from "../../src/domain/Ids.ts"
 import type { JobErrorCode, JobStatus } from "../../src/domain/Job.ts"
 import { type Transcript, Transcript as TranscriptSchema } from "../../src/domain/Transcript.ts"
+import { Billing } from "../billing/Billing.ts"
 import { numbersFromBigInt } from "../db/BigIntColumns.ts"
 import { JobRecord, type NewJob } from "./JobRecord.ts"
 
@@ -92,6 +93,7 @@ export class JobStore extends Context.Service<JobStore, {
     JobStore,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
+      const billing = yield* Billing
       const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
       const rowsToJobs = (rows: ReadonlyArray<unknown>) =>
         Effect.forEach(rows, (row) => decodeJob(numbersFromBigInt(row))).pipe(Effect.orDie)
@@ -300,11 +302,12 @@ export class JobStore extends Context.Service<JobStore, {
             WHERE id = ${id} AND run_token = ${token} AND status = 'processing'
             RETURNING *`
           const done = yield* one(rows)
-          if (Option.isSome(done)) {
-            yield* sql`INSERT INTO transcripts (job_id, body) VALUES (${id}, ${JSON.stringify(outcome.transcript)}::jsonb)
-              ON CONFLICT (job_id) DO UPDATE SET body = EXCLUDED.body, corrected_at = NULL`
-          }
-          return done
+          if (Option.isNone(done)) return done
+          yield* sql`INSERT INTO transcripts (job_id, body) VALUES (${id}, ${JSON.stringify(outcome.transcript)}::jsonb)
+            ON CONFLICT (job_id) DO UPDATE SET body = EXCLUDED.body, corrected_at = NULL`
+          // Charged (or locked) in the same transaction: a job is done and billed together.
+          const settlement = yield* billing.settle(done.value)
+          return Option.some({ ...done.value, locked: settlement.locked })
         })).pipe(Effect.orDie)
       })
 

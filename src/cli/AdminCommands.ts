@@ -8,7 +8,7 @@ import { Console, Effect } from "effect"
 import { Command, Flag } from "effect/cli"
 import { Accounts } from "../../services/Accounts.ts"
 import { ApiKeys, keyStatus } from "../../services/ApiKeys.ts"
-import { Ledger } from "../../services/Ledger.ts"
+import { Billing } from "../../services/billing/Billing.ts"
 import type { ApiKeyRecord } from "../domain/ApiKey.ts"
 import { PlanId } from "../domain/Plan.ts"
 
@@ -31,10 +31,18 @@ const keyView = (key: ApiKeyRecord, now: number) => ({
 
 const accountCreate = Command.make(
   "create",
-  { email: Flag.String("email").pipe(Flag.withDescription("Email of the new account")) },
-  Effect.fn(function*({ email }) {
-    const created = yield* (yield* Accounts).create(email)
-    yield* printJson({ id: created.id, email: created.email, plan: created.plan })
+  {
+    email: Flag.String("email").pipe(Flag.withDescription("Email of the new account")),
+    apiAccess: Flag.Boolean("api-access").pipe(
+      Flag.withDescription("Allow API keys now (otherwise they come with the 5,000-minute pack or Workspace)"),
+      Flag.withDefault(false)
+    )
+  },
+  Effect.fn(function*({ email, apiAccess }) {
+    const accounts = yield* Accounts
+    const created = yield* accounts.create(email)
+    const account = apiAccess ? yield* accounts.grantApiAccess(created.id) : created
+    yield* printJson({ id: account.id, email: account.email, plan: account.plan, api_access: account.api_access })
   })
 ).pipe(Command.withDescription("Create an account"))
 
@@ -112,15 +120,32 @@ const creditsGrant = Command.make(
   },
   Effect.fn(function*({ account, minutes, note }) {
     const owner = yield* (yield* Accounts).resolve(account)
-    const result = yield* (yield* Ledger).grant(owner.id, minutes, note._tag === "Some" ? note.value : undefined)
-    yield* printJson({ account: owner.email, granted_minutes: minutes, balance_minutes: result.balanceMinutes })
+    const result = yield* (yield* Billing).grant(owner.id, minutes, note._tag === "Some" ? note.value : undefined)
+    yield* printJson({
+      account: owner.email,
+      granted_minutes: minutes,
+      balance_minutes: result.balanceMinutes,
+      unlocked_jobs: result.unlocked
+    })
   })
 ).pipe(Command.withDescription("Add minutes to an account's balance"))
+
+const accessGrant = Command.make(
+  "grant",
+  { account },
+  Effect.fn(function*({ account }) {
+    const accounts = yield* Accounts
+    const owner = yield* accounts.resolve(account)
+    const updated = yield* accounts.grantApiAccess(owner.id)
+    yield* printJson({ id: updated.id, email: updated.email, api_access: updated.api_access })
+  })
+).pipe(Command.withDescription("Allow an account to create API keys without a purchase"))
 
 export const adminCommand = Command.make("admin").pipe(
   Command.withDescription("Operator tools: accounts, API keys, plans, credit"),
   Command.withSubcommands([
     Command.make("account").pipe(Command.withSubcommands([accountCreate])),
+    Command.make("access").pipe(Command.withSubcommands([accessGrant])),
     Command.make("key").pipe(Command.withSubcommands([keyCreate, keyList, keyRotate, keyRevoke])),
     Command.make("plan").pipe(Command.withSubcommands([planSet])),
     Command.make("credits").pipe(Command.withSubcommands([creditsGrant]))

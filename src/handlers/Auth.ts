@@ -3,12 +3,13 @@
  * key lookup, the Bearer hint, guest identity, and the per-account (or per-address)
  * request rate, all before any handler runs.
  */
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Clock, Effect, Layer, Option, Redacted } from "effect"
 import { HttpServerRequest } from "effect/http"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { Accounts } from "../../services/Accounts.ts"
 import { ApiKeys } from "../../services/ApiKeys.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
+import { effectivePlan } from "../../services/billing/Billing.ts"
 import { RateLimiter } from "../../services/RateLimiter.ts"
 import { plans } from "../domain/Plan.ts"
 import { InvalidApiKey, MissingApiKey, RateLimited } from "../api/Errors.ts"
@@ -82,13 +83,15 @@ const makeAuthenticate = Effect.gen(function*() {
       return yield* new InvalidApiKey({ error: "The API key is not valid: it is unknown, revoked or expired." })
     }
     if (Option.isSome(requestContext)) requestContext.value.accountId = account.value.id
+    // Downstream sees the plan in force now (a lapsed Workspace period reads as standard).
+    const current = { ...account.value, plan: effectivePlan(account.value, yield* Clock.currentTimeMillis) }
     const perMinute = batch
       ? config.batchStatusPerMinute
-      : plans[account.value.plan].rateTier === "enterprise"
+      : plans[current.plan].rateTier === "enterprise"
       ? config.enterpriseRateLimitPerMinute
       : config.rateLimitPerMinute
     yield* limit(`${batch ? "batch" : "rate"}:acct:${account.value.id}`, perMinute)
-    return { _tag: "Account", account: account.value, keyId: found.value.keyId } satisfies Caller
+    return { _tag: "Account", account: current, keyId: found.value.keyId } satisfies Caller
   })
 })
 

@@ -24,7 +24,7 @@ interface IssuedKey {
 describe("admin CLI", () => {
   it("creates an account and a key that the server then accepts, across a restart", async () => {
     const account = await runCliJson<{ id: string; email: string }>(
-      ["admin", "account", "create", "--email", "Ops@Example.com"],
+      ["admin", "account", "create", "--email", "Ops@Example.com", "--api-access"],
       storage.env
     )
     expect(account.email).toBe("ops@example.com")
@@ -61,7 +61,7 @@ describe("admin CLI", () => {
   })
 
   it("lists, rotates and revokes keys, never printing a secret in a listing", async () => {
-    await runCliJson(["admin", "account", "create", "--email", "keys@example.com"], storage.env)
+    await runCliJson(["admin", "account", "create", "--email", "keys@example.com", "--api-access"], storage.env)
     const a = await runCliJson<IssuedKey>(["admin", "key", "create", "--email", "keys@example.com", "--name", "ci"], storage.env)
     const b = await runCliJson<IssuedKey>(["admin", "key", "create", "--email", "keys@example.com"], storage.env)
     const rotated = await runCliJson<IssuedKey>(
@@ -101,6 +101,11 @@ describe("admin CLI", () => {
     const duplicate = await runCli(["admin", "account", "create", "--email", "dup@example.com"], storage.env)
     expect(duplicate.code).toBe(1)
     expect(duplicate.stderr).toMatch(/already exists/)
+    const noAccess = await runCli(["admin", "key", "create", "--email", "dup@example.com"], storage.env)
+    expect(noAccess.code).toBe(1)
+    expect(noAccess.stderr).toMatch(/no API access/)
+    await runCliJson(["admin", "access", "grant", "--email", "dup@example.com"], storage.env)
+    expect((await runCli(["admin", "key", "create", "--email", "dup@example.com"], storage.env)).code).toBe(0)
     const unknown = await runCli(["admin", "key", "create", "--email", "nobody@example.com"], storage.env)
     expect(unknown.code).toBe(1)
     expect(unknown.stderr).toMatch(/No account matches nobody@example.com/)

@@ -12,7 +12,9 @@ import { domainTestLayer } from "../support/domain.ts"
 
 let counter = 0
 const newAccount = Effect.gen(function*() {
-  return yield* (yield* Accounts).create(`keys${++counter}@example.com`)
+  const accounts = yield* Accounts
+  const account = yield* accounts.create(`keys${++counter}@example.com`)
+  return yield* accounts.grantApiAccess(account.id)
 })
 
 layer(domainTestLayer("keys"), { timeout: 60_000, excludeTestServices: true })("API keys", (it) => {
@@ -30,6 +32,18 @@ layer(domainTestLayer("keys"), { timeout: 60_000, excludeTestServices: true })("
       const found = yield* keys.authenticate(issued.key)
       assert.strictEqual(Option.getOrThrow(found).accountId, account.id)
       assert.isTrue(Option.isNone(yield* keys.authenticate(issued.key + "x")))
+    }))
+
+  it.effect("refuses keys to an account without API access", () =>
+    Effect.gen(function*() {
+      const keys = yield* ApiKeys
+      const account = yield* (yield* Accounts).create(`noaccess${++counter}@example.com`)
+      const refused = yield* Effect.flip(keys.create(account.id))
+      assert.strictEqual(refused._tag, "ApiAccessRequired")
+      assert.match(refused.message, /team-monthly|Workspace/)
+      // A subscription plan brings API access.
+      yield* (yield* Accounts).setPlan(account.id, "workspace")
+      yield* keys.create(account.id)
     }))
 
   it.effect("allows ten active keys and refuses the eleventh", () =>

@@ -91,7 +91,7 @@ describe("keyless sample allowance", () => {
 describe.skipIf(!onPostgres)("two server processes on one Postgres", () => {
   it("share one account limit", async () => {
     const env = server.storage.env
-    await runCliJson(["admin", "account", "create", "--email", "shared@example.com"], env)
+    await runCliJson(["admin", "account", "create", "--email", "shared@example.com", "--api-access"], env)
     const { key } = await runCliJson<{ key: string }>(["admin", "key", "create", "--email", "shared@example.com"], env)
     const [a, b] = await Promise.all([startServerProcess(env), startServerProcess(env)])
     try {

@@ -40,6 +40,8 @@ interface Worker {
   /** Resolves when stdout/stderr has matched `pattern` (searching from `from`). */
   waitFor(pattern: RegExp, timeoutMs: number, from?: number): Promise<void>
   kill(): Promise<void>
+  /** Sends SIGTERM (SIGKILL after 10 s) and resolves once the process has exited. */
+  stop(): Promise<void>
 }
 
 const cleanEnv = (env: Record<string, string>) => {
@@ -122,6 +124,13 @@ const startWorker = async (
       workers.delete(worker)
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
       await exited
+    },
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM")
+      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000)
+      await exited
+      clearTimeout(timer)
+      workers.delete(worker)
     }
   }
   workers.add(worker)
@@ -261,8 +270,8 @@ describe(`durable jobs on ${onPostgres ? "Postgres (socket runners)" : "embedded
       expect(row).toMatchObject({ status: "done", completions: 1, finished_by: "crash-b" })
       expect(row!.attempts).toBeGreaterThanOrEqual(2)
     } finally {
-      await first.kill()
-      await second?.kill()
+      await first.stop()
+      await second?.stop()
     }
   })
 
@@ -284,15 +293,47 @@ describe(`durable jobs on ${onPostgres ? "Postgres (socket runners)" : "embedded
       // Never dispatched, and this worker's reconciler is off: nothing runs it.
       await sleep(2_000)
       expect((await jobRows([forgotten!.id]))[0]).toMatchObject({ status: "queued", invocations: 0 })
-      await second.kill()
+      await second.stop()
 
       third = await startWorker("durable-c", { runnerPort: port })
       const [reconciled] = await allDone([forgotten!.id], 60_000)
       expect(reconciled).toMatchObject({ completions: 1, attempts: 1, finished_by: "durable-c" })
     } finally {
-      await first.kill()
-      await second?.kill()
-      await third?.kill()
+      await first.stop()
+      await second?.stop()
+      await third?.stop()
+    }
+  })
+
+  it("a worker stopped with SIGTERM interrupts its run at once; the next worker runs the job again", async () => {
+    const port = await freePort()
+    const first = await startWorker("term-a", { runnerPort: port })
+    const [job] = newJobs(1, 30_000)
+    let second: Worker | undefined
+    try {
+      await seed([job!])
+      await dispatch(first, job!.id)
+      await waitUntil("the first worker to claim the job", 20_000, async () => {
+        const [row] = await jobRows([job!.id])
+        return row?.status === "processing" ? row : undefined
+      })
+      const stopAt = Date.now()
+      await first.stop()
+      const stopMs = Date.now() - stopAt
+      // Not the 15 s termination grace period, and nowhere near the job's 30 s.
+      expect(stopMs).toBeLessThan(10_000)
+      const [stopped] = await jobRows([job!.id]).catch(() => [undefined])
+      if (stopped) expect(stopped).toMatchObject({ status: "processing", completions: 0 })
+
+      second = await startWorker("term-b", { runnerPort: port, reconcile: false })
+      // The re-run need not take 30 s (the stand-in re-reads its duration while it runs).
+      await query((sql) => sql`UPDATE test_jobs SET duration_ms = 500 WHERE id = ${job!.id}`)
+      const [row] = await allDone([job!.id], 60_000)
+      expect(row).toMatchObject({ completions: 1, attempts: 2, finished_by: "term-b" })
+      console.log(`SIGTERM with a job running: exited after ${stopMs} ms`)
+    } finally {
+      await first.stop()
+      await second?.stop()
     }
   })
 
@@ -330,7 +371,7 @@ describe(`durable jobs on ${onPostgres ? "Postgres (socket runners)" : "embedded
       const [brokenRow] = await jobRows([broken!.id])
       expect(brokenRow).toMatchObject({ status: "processing", invocations: 1, completions: 0 })
     } finally {
-      await worker.kill()
+      await worker.stop()
     }
   })
 
@@ -381,8 +422,8 @@ describe(`durable jobs on ${onPostgres ? "Postgres (socket runners)" : "embedded
       }
       console.log(`runner A killed; its ${onA.length} running job(s) finished by B after ${takeoverMs} ms`)
     } finally {
-      await a.kill()
-      await b.kill()
+      await a.stop()
+      await b.stop()
     }
   })
 })

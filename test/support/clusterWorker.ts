@@ -14,7 +14,7 @@
  *
  * The stand-in `process(id)`: records that it was entered (per job and per worker, with the
  * highest concurrency seen), claims the row unless it is done (`attempts + 1`), writes a
- * heartbeat every 200 ms for `duration_ms`, then marks it done (`completions + 1`) only if
+ * heartbeat every 200 ms for `duration_ms` (re-read at each heartbeat), then marks it done (`completions + 1`) only if
  * it is not done yet. A negative `duration_ms` makes it die instead (a defect).
  */
 import { NodeRuntime } from "@effect/platform-node"
@@ -86,10 +86,14 @@ const TestProcessor = Layer.effect(
       const job = claimed[0]
       if (job === undefined) return
       if (job.duration_ms < 0) return yield* Effect.die(new Error(`test defect in job ${jobId}`))
-      const until = Date.now() + job.duration_ms
+      // The duration is read again with every heartbeat, so a test can shorten a run.
+      const started = Date.now()
+      let until = started + job.duration_ms
       while (Date.now() < until) {
         yield* Effect.sleep(Math.min(200, Math.max(0, until - Date.now())))
-        yield* sql`UPDATE test_jobs SET heartbeat_at = now() WHERE id = ${jobId}`
+        const [beat] = yield* sql<{ duration_ms: number }>`UPDATE test_jobs SET heartbeat_at = now()
+          WHERE id = ${jobId} RETURNING duration_ms`
+        if (beat !== undefined) until = started + beat.duration_ms
       }
       yield* sql`UPDATE test_jobs SET status = 'done', completions = completions + 1, finished_by = ${label}
         WHERE id = ${jobId} AND status <> 'done'`

@@ -12,6 +12,7 @@ import type { MediaDecoder } from "../../pipeline/media/MediaDecoder.ts"
 import type { Transcriber } from "../../pipeline/Transcriber.ts"
 import { modelsDir } from "./paths.ts"
 import { Accounts } from "../../services/Accounts.ts"
+import { Billing } from "../../services/billing/Billing.ts"
 import { ApiKeys } from "../../services/ApiKeys.ts"
 import { AppConfig, type AppConfigShape } from "../../services/AppConfig.ts"
 import { AppLogger } from "../../services/observability/AppLogger.ts"
@@ -24,8 +25,11 @@ export interface TestServer {
   /** Every JSON log line the server wrote. */
   readonly logs: Array<string>
   run<A, E>(effect: Effect.Effect<A, E, DomainServices>): Promise<A>
-  /** A new account with one key; returns the plaintext key. */
-  account(email?: string): Promise<{ readonly key: string; readonly email: string; readonly accountId: AccountId }>
+  /**
+   * A new account with API access and one key; returns the plaintext key. Funded with
+   * 10,000 minutes unless `minutes` says otherwise (billing tests start from 0).
+   */
+  account(email?: string, options?: { readonly minutes?: number }): Promise<{ readonly key: string; readonly email: string; readonly accountId: AccountId }>
   get(path: string, headers?: Record<string, string>): Promise<Response>
   close(): Promise<void>
 }
@@ -90,10 +94,14 @@ export const startServer = async (
     storage,
     logs,
     run,
-    account: (email) =>
+    account: (email, accountOptions = {}) =>
       run(Effect.gen(function*() {
         const address = email ?? `user${++accountCounter}-${Date.now()}@example.com`
-        const account = yield* (yield* Accounts).create(address)
+        const accounts = yield* Accounts
+        const account = yield* accounts.create(address)
+        yield* accounts.grantApiAccess(account.id)
+        const minutes = accountOptions.minutes ?? 10_000
+        if (minutes > 0) yield* (yield* Billing).grant(account.id, minutes, "test funding")
         const issued = yield* (yield* ApiKeys).create(account.id)
         return { key: issued.key, email: account.email, accountId: account.id }
       })),
