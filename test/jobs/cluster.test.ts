@@ -40,7 +40,7 @@ interface Worker {
   /** Resolves when stdout/stderr has matched `pattern` (searching from `from`). */
   waitFor(pattern: RegExp, timeoutMs: number, from?: number): Promise<void>
   kill(): Promise<void>
-  /** Sends SIGTERM (SIGKILL after 10 s) and resolves once the process has exited. */
+  /** Sends SIGTERM (SIGKILL after 20 s) and resolves once the process has exited. */
   stop(): Promise<void>
 }
 
@@ -127,7 +127,7 @@ const startWorker = async (
     },
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM")
-      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000)
+      const timer = setTimeout(() => child.kill("SIGKILL"), 20_000)
       await exited
       clearTimeout(timer)
       workers.delete(worker)
@@ -308,7 +308,7 @@ describe(`durable jobs on ${onPostgres ? "Postgres (socket runners)" : "embedded
   it("a worker stopped with SIGTERM interrupts its run at once; the next worker runs the job again", async () => {
     const port = await freePort()
     const first = await startWorker("term-a", { runnerPort: port })
-    const [job] = newJobs(1, 30_000)
+    const [job] = newJobs(1, 60_000)
     let second: Worker | undefined
     try {
       await seed([job!])
@@ -320,8 +320,9 @@ describe(`durable jobs on ${onPostgres ? "Postgres (socket runners)" : "embedded
       const stopAt = Date.now()
       await first.stop()
       const stopMs = Date.now() - stopAt
-      // Not the 15 s termination grace period, and nowhere near the job's 30 s.
-      expect(stopMs).toBeLessThan(10_000)
+      // The run is interrupted, not waited for (usually well under a second; the shard
+      // hand-off wait is bounded by the lock refresh interval, 10 s).
+      expect(stopMs).toBeLessThan(15_000)
       const [stopped] = await jobRows([job!.id]).catch(() => [undefined])
       if (stopped) expect(stopped).toMatchObject({ status: "processing", completions: 0 })
 
