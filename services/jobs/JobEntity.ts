@@ -22,8 +22,11 @@ export const Process = Rpc.make("Process")
   // Stored in the message table before the sender goes on; replayed after a crash.
   .annotate(ClusterSchema.Persisted, true)
   // A run cannot finish within the termination grace period (minutes of audio), so when
-  // the runner stops or loses the shard the run is interrupted at once and the message
-  // left unanswered for the next owner, instead of holding shard hand-off up for 15 s.
+  // the shard moves to another runner (re-balancing after a runner joins) the run is
+  // interrupted at once and the message left unanswered for the new owner, instead of
+  // holding the hand-off up for `entityTerminationTimeout` (15 s) and being cut off then.
+  // (A runner shutting down forces its entities to stop anyway; the message is replayed
+  // the same way.)
   .annotate(ClusterSchema.InterruptOnTermination, true)
 
 export const JobEntity = Entity.make("Job", [Process])
