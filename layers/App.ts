@@ -13,6 +13,9 @@ import { ApiKeys } from "../services/ApiKeys.ts"
 import { AppConfig } from "../services/AppConfig.ts"
 import { AppLogger } from "../services/observability/AppLogger.ts"
 import { Billing } from "../services/billing/Billing.ts"
+import { Checkouts } from "../services/billing/Checkouts.ts"
+import { UsageReport } from "../services/billing/UsageReport.ts"
+import { BillingHandlers, PaymentPagesHandlers } from "../src/handlers/BillingHandlers.ts"
 import { RateLimiter } from "../services/RateLimiter.ts"
 import { SampleQuota } from "../services/SampleQuota.ts"
 import { Api } from "../src/api/Api.ts"
@@ -49,13 +52,15 @@ export const DomainLayer = Layer.mergeAll(
   ApiKeys.layer,
   RateLimiter.layer,
   SampleQuota.layer,
-  JobStore.layer.pipe(Layer.provideMerge(Billing.layer)),
+  JobStore.layer,
+  Checkouts.layer,
+  UsageReport.layer,
   UploadTickets.layer,
   Signer.layer,
   JobEvents.layer,
   MediaStorage.layer,
   TranscriptFormats.layer
-).pipe(Layer.provideMerge(FetchLayer), Layer.provideMerge(DatabaseLayer))
+).pipe(Layer.provideMerge(Billing.layer), Layer.provideMerge(FetchLayer), Layer.provideMerge(DatabaseLayer))
 
 /**
  * Job execution in this process: the cluster runner with the `Job` entity, the run itself,
@@ -77,7 +82,9 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pi
     UploadHandlers,
     UploadTransferHandlers,
     JobListHandlers,
-    JobHandlers
+    JobHandlers,
+    BillingHandlers,
+    PaymentPagesHandlers
   ]),
   Layer.provide([RequireAccountLive, AllowGuestLive])
 )

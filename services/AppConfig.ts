@@ -43,6 +43,9 @@ export interface AppConfigShape {
   readonly jobStallSeconds: number
   /** A job processing longer than this ends PROCESSING_TIMEOUT. */
   readonly jobTimeoutSeconds: number
+  /** Who confirms payments: `builtin` (the operator, admin CLI) or `paddle` (signed webhooks). */
+  readonly paymentProvider: "builtin" | "paddle"
+  readonly paddleWebhookSecret: Option.Option<Redacted.Redacted>
 }
 
 /** Every variable this process reads. Extend it together with the README table. */
@@ -68,7 +71,9 @@ export const knownVariables: ReadonlyArray<string> = [
   "VERBATIM_MODEL",
   "VERBATIM_THREADS",
   "VERBATIM_JOB_STALL_SECONDS",
-  "VERBATIM_JOB_TIMEOUT_SECONDS"
+  "VERBATIM_JOB_TIMEOUT_SECONDS",
+  "VERBATIM_PAYMENT_PROVIDER",
+  "VERBATIM_PADDLE_WEBHOOK_SECRET"
 ]
 
 const positiveInt = (name: string, fallback: number) =>
@@ -112,7 +117,11 @@ const config = Config.all({
   ),
   threads: positiveInt("VERBATIM_THREADS", 2),
   jobStallSeconds: positiveInt("VERBATIM_JOB_STALL_SECONDS", 600),
-  jobTimeoutSeconds: positiveInt("VERBATIM_JOB_TIMEOUT_SECONDS", 6 * 3600)
+  jobTimeoutSeconds: positiveInt("VERBATIM_JOB_TIMEOUT_SECONDS", 6 * 3600),
+  paymentProvider: Config.Literals(["builtin", "paddle"], "VERBATIM_PAYMENT_PROVIDER").pipe(
+    Config.withDefault("builtin" as const)
+  ),
+  paddleWebhookSecret: Config.option(Config.Redacted("VERBATIM_PADDLE_WEBHOOK_SECRET"))
 })
 
 export class UnknownConfigVariable extends Schema.TaggedError<UnknownConfigVariable>()("UnknownConfigVariable", {

@@ -7,7 +7,8 @@ import type { JobView } from "../../src/domain/Job.ts"
 
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000)
 
-export const toJobView = (job: JobRecord, queuePosition: number): JobView => {
+/** `unlockUrl`: where to add credit, shown on locked jobs. */
+export const toJobView = (job: JobRecord, queuePosition: number, unlockUrl?: string): JobView => {
   const failed = job.status === "failed"
   return {
     job_id: job.id,
@@ -21,6 +22,7 @@ export const toJobView = (job: JobRecord, queuePosition: number): JobView => {
     speech_detected: job.speech_detected ?? false,
     speech_ratio: job.speech_ratio ?? 0,
     locked: job.locked,
+    ...(job.locked ? { locked_code: "transcript_locked" as const, ...(unlockUrl === undefined ? {} : { unlock_url: unlockUrl }) } : {}),
     created_at: seconds(job.created_at),
     completed_at: job.completed_at === null ? null : seconds(job.completed_at),
     error: failed ? job.error : null,
@@ -30,8 +32,8 @@ export const toJobView = (job: JobRecord, queuePosition: number): JobView => {
 }
 
 export const makeJobView = Effect.map(JobStore, (store) =>
-  Effect.fnUntraced(function*(job: JobRecord) {
-    return toJobView(job, yield* store.queuePosition(job))
+  Effect.fnUntraced(function*(job: JobRecord, unlockUrl?: string) {
+    return toJobView(job, yield* store.queuePosition(job), unlockUrl)
   }))
 
 /** A strong validator over the exact representation: any visible change changes it. */

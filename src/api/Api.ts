@@ -5,6 +5,7 @@
 import { HttpApi, OpenApi } from "effect/http-api"
 import { AccountApi } from "./AccountApi.ts"
 import { JobListApi, JobsApi, SubmitApi, UploadsApi, UploadTransferApi } from "./JobsApi.ts"
+import { BillingApi, PaymentPagesApi } from "./BillingApi.ts"
 import { SystemApi } from "./SystemApi.ts"
 
 export class Api extends HttpApi.make("verbatim")
@@ -14,6 +15,8 @@ export class Api extends HttpApi.make("verbatim")
   .add(UploadTransferApi)
   .add(JobListApi)
   .add(JobsApi)
+  .add(BillingApi)
+  .add(PaymentPagesApi)
   .add(SystemApi)
   .annotateMerge(OpenApi.annotations({
     title: "Verbatim transcription API",

@@ -116,3 +116,25 @@ export class NotReady extends Schema.TaggedError<NotReady>()("NotReady", {
   error: message,
   code: code("NOT_READY")
 }, { httpApiStatus: 409 }) {}
+
+export class UnknownSku extends Schema.TaggedError<UnknownSku>()("UnknownSku", {
+  error: message,
+  code: code("UNKNOWN_SKU"),
+  /** The skus on sale now. */
+  sellable: Schema.Array(Schema.String)
+}, { httpApiStatus: 400 }) {}
+
+/** Lack of credit. With an own key the answer carries a pay link for the pack that covers it. */
+export class PaymentRequired extends Schema.TaggedError<PaymentRequired>()("PaymentRequired", {
+  error: message,
+  code: Schema.Literals(["NO_CREDITS", "INSUFFICIENT_CREDITS_FOR_DURATION", "transcript_locked", "API_ACCESS_REQUIRED"]),
+  checkout_url: Schema.optionalKey(Schema.String),
+  upgrade_url: Schema.optionalKey(Schema.String),
+  balance_minutes: Schema.optionalKey(Schema.Number),
+  required_minutes: Schema.optionalKey(Schema.Number)
+}, { httpApiStatus: 402 }) {}
+
+export class CreditsUnavailable extends Schema.TaggedError<CreditsUnavailable>()("CreditsUnavailable", {
+  error: message,
+  code: code("CREDITS_UNAVAILABLE")
+}, { httpApiStatus: 503 }) {}

@@ -16,6 +16,7 @@ import {
   LinkRefusedError,
   NotFound,
   NotReady,
+  PaymentRequired,
   RateLimited,
   TierForbidden,
   UnsupportedMedia,
@@ -56,6 +57,7 @@ const idempotencyHeader = {
 }
 
 const submitErrors = [
+  PaymentRequired,
   BadIdempotencyKey,
   ConcurrencyLimit,
   TierForbidden,
@@ -122,7 +124,7 @@ export class UploadsApi extends HttpApiGroup.make("uploads")
       payload: UploadInit,
       headers: idempotencyHeader,
       success: UploadTicket,
-      error: [BadIdempotencyKey, FileTooLarge, UnsupportedMedia, TierForbidden, ValidationFailed]
+      error: [BadIdempotencyKey, FileTooLarge, UnsupportedMedia, TierForbidden, ValidationFailed, PaymentRequired]
     }).annotateMerge(OpenApi.annotations({
       summary: "Start a direct upload",
       description: "Returns a short-lived signed `upload_url` on this service. Send the bytes there with " +
@@ -132,7 +134,7 @@ export class UploadsApi extends HttpApiGroup.make("uploads")
       params: { job_id: JobIdParam },
       payload: UploadCommit,
       success: [Accepted, SubmitAnswer],
-      error: [KeyMismatch, NotFound, UploadExpired, UploadIncomplete, ConcurrencyLimit, ValidationFailed, FileTooLarge, TierForbidden]
+      error: [KeyMismatch, NotFound, UploadExpired, UploadIncomplete, ConcurrencyLimit, ValidationFailed, FileTooLarge, TierForbidden, PaymentRequired]
     }).annotateMerge(OpenApi.annotations({
       summary: "Commit a direct upload",
       description: "Echo `object_key` and `options` from the ticket unchanged. 202 for the new job; 200 with " +
@@ -237,7 +239,7 @@ export class JobsApi extends HttpApiGroup.make("jobs")
           contentType: "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
         }))
       ],
-      error: [...jobErrors, NotReady, ValidationFailed]
+      error: [...jobErrors, NotReady, ValidationFailed, PaymentRequired]
     }).annotateMerge(OpenApi.annotations({
       summary: "Get the transcript",
       description: "`format`: json (default), txt, srt, vtt, docx. Every format comes from the same stored " +

@@ -9,6 +9,7 @@ import { Command, Flag } from "effect/cli"
 import { Accounts } from "../../services/Accounts.ts"
 import { ApiKeys, keyStatus } from "../../services/ApiKeys.ts"
 import { Billing } from "../../services/billing/Billing.ts"
+import { Checkouts } from "../../services/billing/Checkouts.ts"
 import type { ApiKeyRecord } from "../domain/ApiKey.ts"
 import { PlanId } from "../domain/Plan.ts"
 
@@ -141,6 +142,22 @@ const accessGrant = Command.make(
   })
 ).pipe(Command.withDescription("Allow an account to create API keys without a purchase"))
 
+const checkoutConfirm = Command.make(
+  "confirm",
+  { id: Flag.String("id").pipe(Flag.withDescription("The checkout id (txn_…)")) },
+  Effect.fn(function*({ id }) {
+    const { checkout, alreadyPaid } = yield* (yield* Checkouts).pay(id, "builtin:operator")
+    yield* printJson({
+      id: checkout.id,
+      status: checkout.status,
+      sku: checkout.sku,
+      minutes: checkout.minutes,
+      account_id: checkout.account_id,
+      already_paid: alreadyPaid
+    })
+  })
+).pipe(Command.withDescription("Confirm a payment received for a pay link (built-in provider); credits once"))
+
 export const adminCommand = Command.make("admin").pipe(
   Command.withDescription("Operator tools: accounts, API keys, plans, credit"),
   Command.withSubcommands([
@@ -148,6 +165,7 @@ export const adminCommand = Command.make("admin").pipe(
     Command.make("access").pipe(Command.withSubcommands([accessGrant])),
     Command.make("key").pipe(Command.withSubcommands([keyCreate, keyList, keyRotate, keyRevoke])),
     Command.make("plan").pipe(Command.withSubcommands([planSet])),
-    Command.make("credits").pipe(Command.withSubcommands([creditsGrant]))
+    Command.make("credits").pipe(Command.withSubcommands([creditsGrant])),
+    Command.make("checkout").pipe(Command.withSubcommands([checkoutConfirm]))
   ])
 )

@@ -7,10 +7,23 @@ import { JobStore } from "../../services/jobs/JobStore.ts"
 import type { JobRecord } from "../../services/jobs/JobRecord.ts"
 import { TranscriptFormats } from "../../services/TranscriptFormats.ts"
 import { Api } from "../api/Api.ts"
-import { NotReady, ValidationFailed } from "../api/Errors.ts"
+import { NotReady, PaymentRequired, ValidationFailed } from "../api/Errors.ts"
 import { CurrentAccount, CurrentCaller } from "../api/Security.ts"
 import { JobId } from "../domain/Ids.ts"
 import { makeJobAccess, notFound } from "./JobAccess.ts"
+import { makePaywall } from "./Paywall.ts"
+import { publicBaseUrl } from "./PublicUrl.ts"
+import { AppConfig } from "../../services/AppConfig.ts"
+import { billableMinutes } from "../domain/Catalog.ts"
+import type { Transcript } from "../domain/Transcript.ts"
+
+/** A locked transcript's json preview: the phrases that start in the first minute. */
+export const previewSeconds = 60
+
+export const lockedPreview = (transcript: Transcript): Transcript => {
+  const segments = transcript.segments.filter((segment) => segment.start < previewSeconds)
+  return { ...transcript, segments, text: segments.map((segment) => segment.text).join(" ") }
+}
 import { etagOf, makeJobView, toJobView } from "../../services/jobs/JobViews.ts"
 
 export const JobListHandlers = HttpApiBuilder.group(
@@ -18,15 +31,17 @@ export const JobListHandlers = HttpApiBuilder.group(
   "jobList",
   Effect.fn(function*(handlers) {
     const store = yield* JobStore
+    const config = yield* AppConfig
     const jobView = yield* makeJobView
     return handlers
-      .handle("list", ({ query }) =>
+      .handle("list", ({ query, request }) =>
         Effect.gen(function*() {
           const { account } = yield* CurrentAccount
           const limit = query.limit ?? 20
           const offset = query.offset ?? 0
           const page = yield* store.list(account.id, { limit, offset, status: query.status })
-          const jobs = yield* Effect.forEach(page.jobs, jobView)
+          const unlockUrl = `${publicBaseUrl(config, request)}/pricing`
+          const jobs = yield* Effect.forEach(page.jobs, (job) => jobView(job, unlockUrl))
           return { jobs, limit, offset, count: jobs.length, total: page.total }
         }))
       .handle("batchStatus", ({ payload }) =>
@@ -56,6 +71,8 @@ export const JobHandlers = HttpApiBuilder.group(
     const store = yield* JobStore
     const dispatcher = yield* JobDispatcher
     const formats = yield* TranscriptFormats
+    const config = yield* AppConfig
+    const paywall = yield* makePaywall
     const jobView = yield* makeJobView
     const { authorizeJob, loadJob } = yield* makeJobAccess
 
@@ -74,11 +91,11 @@ export const JobHandlers = HttpApiBuilder.group(
     })
 
     return handlers
-      .handle("get", ({ params, headers }) =>
+      .handle("get", ({ params, headers, request }) =>
         Effect.gen(function*() {
           const caller = yield* CurrentCaller
           const job = yield* loadJob(caller, JobId.make(params.job_id))
-          const view = yield* jobView(job)
+          const view = yield* jobView(job, paywall.pricingUrl(publicBaseUrl(config, request)))
           const etag = etagOf(view)
           const sent = headers["if-none-match"]
           if (sent !== undefined && sent.split(",").some((tag) => tag.trim() === etag)) {
@@ -92,12 +109,28 @@ export const JobHandlers = HttpApiBuilder.group(
           const job = yield* loadJob(caller, JobId.make(params.job_id))
           yield* store.remove(job.id).pipe(Effect.catchTag("JobNotFound", () => Effect.fail(notFound())))
         }))
-      .handle("result", ({ params, query }) =>
+      .handle("result", ({ params, query, request }) =>
         Effect.gen(function*() {
           const caller = yield* CurrentCaller
           const job = yield* loadJob(caller, JobId.make(params.job_id))
-          const transcript = yield* readyTranscript(job)
+          const full = yield* readyTranscript(job)
           const format = query.format ?? "json"
+          if (job.locked) {
+            const base = publicBaseUrl(config, request)
+            if (format === "json") {
+              return HttpServerResponse.jsonUnsafe({ ...lockedPreview(full), locked: true, preview: true })
+            }
+            const needed = billableMinutes(job.audio_duration_seconds ?? 0)
+            return yield* new PaymentRequired({
+              error: "This transcript is locked until the account has credit for it; the json format shows a preview.",
+              code: "transcript_locked",
+              upgrade_url: paywall.pricingUrl(base),
+              ...(caller._tag === "Account"
+                ? { checkout_url: yield* paywall.coveringUrl(caller.account.id, needed, base), required_minutes: needed }
+                : {})
+            })
+          }
+          const transcript = full
           const rendered = yield* formats.render(transcript, format, {
             filename: job.filename ?? undefined,
             createdAt: Math.floor(job.created_at.getTime() / 1000)

@@ -10,7 +10,10 @@ import { JobDispatcher } from "../../services/jobs/JobDispatcher.ts"
 import type { NewJob } from "../../services/jobs/JobRecord.ts"
 import { type Idempotency, JobStore } from "../../services/jobs/JobStore.ts"
 import { SampleQuota } from "../../services/SampleQuota.ts"
-import { BadIdempotencyKey, ConcurrencyLimit, RateLimited, TierForbidden, ValidationFailed } from "../api/Errors.ts"
+import { BadIdempotencyKey, ConcurrencyLimit, PaymentRequired, RateLimited, TierForbidden, ValidationFailed } from "../api/Errors.ts"
+import { Billing } from "../../services/billing/Billing.ts"
+import { billableMinutes } from "../domain/Catalog.ts"
+import { makePaywall } from "./Paywall.ts"
 import type { Caller } from "../api/Security.ts"
 import type { SubmitAnswer } from "../domain/Job.ts"
 import { plans } from "../domain/Plan.ts"
@@ -126,4 +129,41 @@ export const makeAdmit = Effect.gen(function*() {
     : { job_id: created.job.id, status: created.job.status, claim_token: claimToken }
   return answer
 })
+})
+
+/**
+ * Refuses a submit the balance cannot pay for (own-key callers on metered plans; keyless
+ * samples are free previews). `durationSeconds` when the container told us.
+ */
+export const makeCreditCheck = Effect.gen(function*() {
+  const billing = yield* Billing
+  const paywall = yield* makePaywall
+  return Effect.fnUntraced(function*(caller: Caller, durationSeconds: number | undefined, base: string) {
+    if (caller._tag !== "Account") return
+    if (!(yield* billing.metered(caller.account.id))) return
+    const balance = yield* billing.balanceMinutes(caller.account.id)
+    if (balance <= 0) {
+      return yield* new PaymentRequired({
+        error: "The account has no credit left. Pay the checkout_url, wait until GET /v1/checkout/{id} says paid, " +
+          "then send the same request again.",
+        code: "NO_CREDITS",
+        checkout_url: yield* paywall.coveringUrl(caller.account.id, 1, base),
+        upgrade_url: paywall.pricingUrl(base),
+        balance_minutes: balance
+      })
+    }
+    if (durationSeconds === undefined) return
+    const needed = billableMinutes(durationSeconds)
+    if (needed > balance) {
+      return yield* new PaymentRequired({
+        error: `The recording needs ${needed.toFixed(2)} minutes and the balance is ${balance.toFixed(2)}; ` +
+          "pay the checkout_url, then send the same request again.",
+        code: "INSUFFICIENT_CREDITS_FOR_DURATION",
+        checkout_url: yield* paywall.coveringUrl(caller.account.id, needed - balance, base),
+        upgrade_url: paywall.pricingUrl(base),
+        balance_minutes: balance,
+        required_minutes: needed
+      })
+    }
+  })
 })

@@ -15,7 +15,9 @@ import { CurrentCaller } from "../api/Security.ts"
 import { JobId } from "../domain/Ids.ts"
 import { acceptedExtensions, extensionOf, isAcceptedMime } from "../domain/MediaTypes.ts"
 import { validationFailed } from "./ErrorResponses.ts"
-import { makeAdmit, checkIdempotencyKey, checkWebhook, idempotencyFor } from "./Submission.ts"
+import { publicBaseUrl } from "./PublicUrl.ts"
+import { AppConfig } from "../../services/AppConfig.ts"
+import { makeAdmit, makeCreditCheck, checkIdempotencyKey, checkWebhook, idempotencyFor } from "./Submission.ts"
 
 const decodeOptions = Schema.decodeUnknownEffect(SubmitOptions)
 
@@ -50,6 +52,8 @@ export const SubmitHandlers = HttpApiBuilder.group(
   "submit",
   Effect.fn(function*(handlers) {
     const admit = yield* makeAdmit
+    const creditCheck = yield* makeCreditCheck
+    const config = yield* AppConfig
     const storage = yield* MediaStorage
     const resolver = yield* LinkResolver
     const decoder = yield* MediaDecoder
@@ -145,6 +149,9 @@ export const SubmitHandlers = HttpApiBuilder.group(
             yield* release
             return yield* tooLong(duration.value)
           }
+          yield* creditCheck(caller, Option.getOrUndefined(duration), publicBaseUrl(config, request)).pipe(
+            Effect.tapError(() => release)
+          )
           const uploaded = file
           return yield* admit({
             caller,
@@ -167,11 +174,12 @@ export const SubmitHandlers = HttpApiBuilder.group(
             }
           })
         }))
-      .handle("url", ({ payload, headers }) =>
+      .handle("url", ({ payload, headers, request }) =>
         Effect.gen(function*() {
           const caller = yield* CurrentCaller
           const idempotencyKey = yield* checkIdempotencyKey(headers["idempotency-key"])
           const webhookUrl = yield* checkWebhook(caller, payload.webhook_url)
+          yield* creditCheck(caller, undefined, publicBaseUrl(config, request))
           const resolved = yield* resolver.resolve(payload.url).pipe(
             Effect.catchTag("LinkRefused", (refused) =>
               Effect.fail(new LinkRefusedError({ error: refused.message, code: refused.code })))

@@ -13,6 +13,7 @@ import { Signer } from "../../services/security/Signer.ts"
 import { MediaStorage } from "../../services/storage/MediaStorage.ts"
 import { UploadTickets, type UploadTicketRecord } from "../../services/uploads/UploadTickets.ts"
 import { Api } from "../api/Api.ts"
+import { publicBaseUrl } from "./PublicUrl.ts"
 import {
   FileTooLarge,
   KeyMismatch,
@@ -26,7 +27,7 @@ import { maxAudioSeconds, maxFileBytes } from "../api/JobsApi.ts"
 import { CurrentAccount } from "../api/Security.ts"
 import { JobId } from "../domain/Ids.ts"
 import { acceptedExtensions, extensionOf, isAcceptedMime } from "../domain/MediaTypes.ts"
-import { makeAdmit, checkIdempotencyKey, checkWebhook, idempotencyFor, replayResponse } from "./Submission.ts"
+import { makeAdmit, makeCreditCheck, checkIdempotencyKey, checkWebhook, idempotencyFor, replayResponse } from "./Submission.ts"
 
 /** Seconds an `upload_url` stays valid. */
 export const uploadUrlLifetimeSeconds = 3600
@@ -44,6 +45,7 @@ export const UploadHandlers = HttpApiBuilder.group(
   "uploads",
   Effect.fn(function*(handlers) {
     const admit = yield* makeAdmit
+    const creditCheck = yield* makeCreditCheck
     const tickets = yield* UploadTickets
     const store = yield* JobStore
     const signer = yield* Signer
@@ -70,7 +72,7 @@ export const UploadHandlers = HttpApiBuilder.group(
         Effect.gen(function*() {
           const caller = yield* CurrentAccount
           const key = yield* checkIdempotencyKey(headers["idempotency-key"])
-          const baseUrl = Option.getOrElse(config.publicUrl, () => `http://${request.headers["host"] ?? `${config.host}:${config.port}`}`)
+          const baseUrl = publicBaseUrl(config, request)
           const now = yield* Clock.currentTimeMillis
           const extension = extensionOf(payload.filename)
           if (extension === undefined || !acceptedExtensions.has(extension)) {
@@ -87,6 +89,7 @@ export const UploadHandlers = HttpApiBuilder.group(
             return yield* new FileTooLarge({ error: "The file is larger than 5 GB: split the recording.", code: "FILE_TOO_LARGE" })
           }
           yield* checkWebhook(caller, payload.webhook_url)
+          yield* creditCheck(caller, undefined, baseUrl)
           const jobId = JobId.make(crypto.randomUUID())
           const idempotency = idempotencyFor(caller, key, "uploads_init")
           if (idempotency !== undefined) {
@@ -119,7 +122,7 @@ export const UploadHandlers = HttpApiBuilder.group(
           })
           return ticketAnswer(ticket, baseUrl, now)
         }))
-      .handle("commit", ({ params, payload }) =>
+      .handle("commit", ({ params, payload, request }) =>
         Effect.gen(function*() {
           const caller = yield* CurrentAccount
           const jobId = JobId.make(params.job_id)
@@ -161,6 +164,7 @@ export const UploadHandlers = HttpApiBuilder.group(
               code: "FILE_TOO_LONG"
             })
           }
+          yield* creditCheck(caller, Option.getOrUndefined(duration), publicBaseUrl(config, request))
           const options = ticket.options as {
             language: string
             diarize: boolean
