@@ -50,7 +50,7 @@ export class JobEvents extends Context.Service<JobEvents, {
         const event = job.status === "done" ? "job.done" : "job.failed"
         const payload = { type: event, timestamp: new Date(now).toISOString(), data: toJobView(job, 0) }
         yield* sql`INSERT INTO webhook_deliveries (id, job_id, account_id, event, url, payload, next_attempt_at, created_at)
-          VALUES (${`msg_${crypto.randomUUID()}`}, ${job.id}, ${job.account_id}, ${event}, ${job.webhook_url},
+          VALUES (${crypto.randomUUID()}, ${job.id}, ${job.account_id}, ${event}, ${job.webhook_url},
             ${JSON.stringify(payload)}::jsonb, ${new Date(now)}, ${new Date(now)})`.pipe(Effect.orDie)
       })
 
