@@ -1,0 +1,235 @@
+/**
+ * Completion events and the stall watchdog over real sockets (spec, Events):
+ * - `webhook_url` off the enterprise plan is 403 TIER_FORBIDDEN and creates no job;
+ * - on enterprise, a local receiver gets `job.done` / `job.failed` as a signed POST
+ *   (`webhook-id`, `webhook-timestamp`, `webhook-signature`, verified here with the
+ *   account's secret independently of the server's code) whose `data` is the Job;
+ * - a receiver answering 500 gets the event again after the backoff (the delivery pass is
+ *   run with a clock moved past it instead of waiting), and the delivery is recorded;
+ * - a processing job whose run stopped heartbeating ends PROCESSING_STALLED, retryable,
+ *   after the watchdog's sweep (stall limit 1 s here), and the late run cannot overwrite it.
+ */
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { createHmac } from "node:crypto"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Accounts } from "../../services/Accounts.ts"
+import { JobEvents } from "../../services/jobs/JobEvents.ts"
+import { sweep } from "../../services/jobs/JobWatchdog.ts"
+import type { AccountId } from "../../src/domain/Ids.ts"
+import { controlledClock } from "../support/clock.ts"
+import {
+  accepted,
+  eventually,
+  expectError,
+  expectJobShape,
+  getJob,
+  type Job,
+  listJobs,
+  postJson,
+  sleep,
+  submitFile,
+  submitUrl,
+  waitForJob
+} from "../support/jobsClient.ts"
+import { startServer, type TestServer } from "../support/server.ts"
+import { makeStandIn, type StandInDirective, tinyWav } from "../support/standInPipeline.ts"
+import { type Delivery, startWebhookReceiver, type WebhookReceiver } from "../support/webhookReceiver.ts"
+
+let server: TestServer
+let receiver: WebhookReceiver
+let enterprise: { key: string; accountId: AccountId }
+const standIn = makeStandIn({ delayMs: 100, steps: 1 })
+
+beforeAll(async () => {
+  receiver = await startWebhookReceiver()
+  server = await startServer(
+    "api-webhooks",
+    { rateLimitPerMinute: 10_000, fetchAllow: [`127.0.0.1:${receiver.port}`], jobStallSeconds: 1 },
+    { pipeline: standIn.layer }
+  )
+  enterprise = await server.account()
+  await server.run(Effect.gen(function*() {
+    yield* (yield* Accounts).setPlan(enterprise.accountId, "enterprise")
+  }))
+})
+afterAll(async () => {
+  await server?.close()
+  await receiver?.close()
+})
+
+const submit = async (key: string, webhookUrl: string | undefined, directive?: StandInDirective) =>
+  (await accepted(await submitFile(server, {
+    key,
+    file: { name: "hooked.wav", bytes: tinyWav(directive) },
+    fields: webhookUrl === undefined ? {} : { webhook_url: webhookUrl }
+  }))).job_id
+
+const secretOf = (accountId: AccountId) =>
+  server.run(Effect.gen(function*() {
+    return yield* (yield* JobEvents).webhookSecret(accountId)
+  }))
+
+/** Standard Webhooks: base64 HMAC-SHA256 over "id.timestamp.body", keyed by the secret's base64 bytes. */
+const expectSigned = (delivery: Delivery, secret: string) => {
+  const id = delivery.headers["webhook-id"] as string
+  const timestamp = delivery.headers["webhook-timestamp"] as string
+  const signature = delivery.headers["webhook-signature"] as string
+  expect(id).toMatch(/^\S{8,}$/)
+  expect(timestamp).toMatch(/^\d+$/)
+  expect(Math.abs(Number(timestamp) - Date.now() / 1000)).toBeLessThan(120)
+  expect(secret).toMatch(/^whsec_/)
+  const key = Buffer.from(secret.slice("whsec_".length), "base64")
+  const expected = createHmac("sha256", key).update(`${id}.${timestamp}.${delivery.body}`).digest("base64")
+  expect(signature.split(" ")).toContain(`v1,${expected}`)
+  // A different body would not verify.
+  const forged = createHmac("sha256", key).update(`${id}.${timestamp}.${delivery.body} `).digest("base64")
+  expect(signature).not.toContain(forged)
+}
+
+const deliveriesFor = (path: string) => receiver.deliveries.filter((delivery) => delivery.path === path)
+
+const deliveryRows = (jobId: string) =>
+  server.run(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql<{
+      id: string
+      event: string
+      attempts: number
+      last_status: number | null
+      delivered_at: Date | null
+      next_attempt_at: Date | null
+    }>`SELECT id, event, attempts, last_status, delivered_at, next_attempt_at FROM webhook_deliveries
+      WHERE job_id = ${jobId}`.pipe(Effect.orDie)
+  }))
+
+describe("webhook_url off the enterprise plan", () => {
+  it("answers 403 TIER_FORBIDDEN on every submit path and creates no job", async () => {
+    const standard = await server.account()
+    const body = await expectError(
+      await submitFile(server, {
+        key: standard.key,
+        file: { name: "a.wav", bytes: tinyWav() },
+        fields: { webhook_url: receiver.url() }
+      }),
+      403,
+      "TIER_FORBIDDEN"
+    )
+    expect(body["error"]).toMatch(/enterprise/)
+    await expectError(
+      await submitUrl(server, standard.key, { url: "https://example.com/episode.mp3", webhook_url: receiver.url() }),
+      403,
+      "TIER_FORBIDDEN"
+    )
+    await expectError(
+      await postJson(server, "/v1/uploads/init", { filename: "a.wav", size_bytes: 10, webhook_url: receiver.url() }, standard.key),
+      403,
+      "TIER_FORBIDDEN"
+    )
+    const workspace = await server.account()
+    await server.run(Effect.gen(function*() {
+      yield* (yield* Accounts).setPlan(workspace.accountId, "workspace")
+    }))
+    await expectError(
+      await submitFile(server, { key: workspace.key, file: { name: "a.wav", bytes: tinyWav() }, fields: { webhook_url: receiver.url() } }),
+      403,
+      "TIER_FORBIDDEN"
+    )
+    expect((await listJobs(server, standard.key)).total).toBe(0)
+    expect((await listJobs(server, workspace.key)).total).toBe(0)
+  })
+})
+
+describe("webhooks on the enterprise plan", () => {
+  it("POSTs a signed job.done whose data is the Job", async () => {
+    const id = await submit(enterprise.key, receiver.url("/done"))
+    const done = await waitForJob(server, enterprise.key, id)
+    const [delivery] = await eventually(async () => {
+      const found = deliveriesFor("/done")
+      return found.length > 0 ? found : undefined
+    }, "the job.done delivery", 10_000)
+    expect(delivery!.headers["content-type"]).toMatch(/application\/json/)
+    expectSigned(delivery!, await secretOf(enterprise.accountId))
+    const payload = JSON.parse(delivery!.body) as { type: string; timestamp: string; data: Job }
+    expect(payload.type).toBe("job.done")
+    expect(Number.isNaN(Date.parse(payload.timestamp))).toBe(false)
+    expectJobShape(payload.data)
+    expect(payload.data).toEqual(done)
+
+    const [row] = await deliveryRows(id)
+    expect(row).toMatchObject({ id: delivery!.headers["webhook-id"], event: "job.done", attempts: 1, last_status: 200 })
+    expect(row!.delivered_at).not.toBeNull()
+    await sleep(1_500)
+    expect(deliveriesFor("/done")).toHaveLength(1)
+  })
+
+  it("POSTs job.failed for a failed job", async () => {
+    const id = await submit(enterprise.key, receiver.url("/failed"), { fail: "noaudio", delayMs: 20 })
+    const failed = await waitForJob(server, enterprise.key, id)
+    const [delivery] = await eventually(async () => {
+      const found = deliveriesFor("/failed")
+      return found.length > 0 ? found : undefined
+    }, "the job.failed delivery", 10_000)
+    const payload = JSON.parse(delivery!.body) as { type: string; data: Job }
+    expect(payload.type).toBe("job.failed")
+    expect(payload.data).toMatchObject({ job_id: id, status: "failed", error_code: "NO_AUDIO", retryable: false })
+    expect(payload.data).toEqual(failed)
+  })
+
+  it("delivers again after a 500 once the backoff has passed, and records the delivery", async () => {
+    receiver.answers.push(500)
+    const id = await submit(enterprise.key, receiver.url("/retry"))
+    await waitForJob(server, enterprise.key, id)
+    const [first] = await eventually(async () => {
+      const found = deliveriesFor("/retry")
+      return found.length > 0 ? found : undefined
+    }, "the first delivery attempt", 10_000)
+    const pending = await eventually(async () => {
+      const [row] = await deliveryRows(id)
+      return row?.attempts === 1 ? row : undefined
+    }, "the failed attempt to be recorded")
+    expect(pending).toMatchObject({ attempts: 1, last_status: 500, delivered_at: null })
+    const dueIn = pending.next_attempt_at!.getTime() - Date.now()
+    expect(dueIn).toBeGreaterThan(0)
+    expect(dueIn).toBeLessThanOrEqual(5_000)
+
+    // Not due yet at the real time: nothing is sent.
+    expect(await server.run(JobEvents.use((events) => events.deliverDue))).toBe(0)
+    const clock = controlledClock(Date.now())
+    clock.advance("6 seconds")
+    expect(await server.run(clock.at(JobEvents.use((events) => events.deliverDue)))).toBe(1)
+
+    const attempts = deliveriesFor("/retry")
+    expect(attempts).toHaveLength(2)
+    expect(attempts[1]!.headers["webhook-id"]).toBe(first!.headers["webhook-id"])
+    expect(attempts[1]!.body).toBe(first!.body)
+    expectSigned(attempts[1]!, await secretOf(enterprise.accountId))
+    const [delivered] = await deliveryRows(id)
+    expect(delivered).toMatchObject({ attempts: 2, last_status: 200, next_attempt_at: null })
+    expect(delivered!.delivered_at).not.toBeNull()
+  })
+})
+
+describe("stall watchdog", () => {
+  it("ends a processing job that stopped heartbeating as PROCESSING_STALLED, retryable, and keeps it so", async () => {
+    const id = await submit(enterprise.key, receiver.url("/stalled"), { hangMs: 3_500, delayMs: 100, steps: 2 })
+    await waitForJob(server, enterprise.key, id, (job) => job.status === "processing", { intervalMs: 30 })
+    await sleep(2_000)
+    await server.run(sweep)
+    const failed = await getJob(server, enterprise.key, id)
+    expectJobShape(failed)
+    expect(failed).toMatchObject({ status: "failed", error_code: "PROCESSING_STALLED", retryable: true })
+    expect(failed.error).toMatch(/progress/)
+
+    // The run wakes up later; its heartbeat finds the job ended and it records nothing.
+    await eventually(async () => ((standIn.runs.get(id) ?? []).length >= 2 ? true : undefined), "the stalled run to stop", 6_000)
+    expect(standIn.runs.get(id)).toEqual(["started", "interrupted"])
+    expect(await getJob(server, enterprise.key, id)).toEqual(failed)
+
+    const [delivery] = await eventually(async () => {
+      const found = deliveriesFor("/stalled")
+      return found.length > 0 ? found : undefined
+    }, "the job.failed delivery for the stall", 10_000)
+    expect(JSON.parse(delivery!.body)).toMatchObject({ type: "job.failed", data: { job_id: id, error_code: "PROCESSING_STALLED" } })
+  })
+})
