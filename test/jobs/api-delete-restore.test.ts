@@ -182,4 +182,29 @@ describe("DELETE /v1/jobs/{job_id}", () => {
     expect(await getJob(server, key, kept)).toMatchObject({ status: "done" })
     expect(fs.existsSync(storedOriginal(kept))).toBe(true)
   })
+
+  it("keeps an Idempotency-Key working after the job it named was purged: one new job, then replays", async () => {
+    const headers = { "Idempotency-Key": "purged-key-1" }
+    const first = await accepted(await submitFile(server, { key, file: { name: "idem.wav", bytes: tinyWav() }, headers }))
+    await waitForJob(server, key, first.job_id)
+    expect((await remove(first.job_id)).status).toBe(204)
+    expect((await listJobs(server, key, "?status=processing")).total).toBe(0)
+    const clock = controlledClock(Date.now())
+    clock.advance("25 hours")
+    await server.run(clock.at(sweep))
+    expect(Option.isNone(await row(first.job_id))).toBe(true)
+
+    const totalBefore = (await listJobs(server, key)).total!
+    const again = await submitFile(server, { key, file: { name: "idem.wav", bytes: tinyWav() }, headers })
+    expect([200, 202]).toContain(again.status)
+    const second = await again.json() as { job_id: string }
+    const third = await submitFile(server, { key, file: { name: "idem.wav", bytes: tinyWav() }, headers })
+    const thirdBody = await third.json() as { job_id: string }
+    // Whatever the key answers after the purge, retries with it must not each create a job.
+    expect(third.status).toBe(200)
+    expect(third.headers.get("x-idempotent-replay")).toBe("true")
+    expect(thirdBody.job_id).toBe(second.job_id)
+    expect((await listJobs(server, key)).total).toBeLessThanOrEqual(totalBefore + 1)
+    for (const job of (await listJobs(server, key, "?limit=100")).jobs) await waitForJob(server, key, job.job_id)
+  })
 })

@@ -127,6 +127,13 @@ describe("direct upload", () => {
     expect(second.ticket.object_key).toBe(first.ticket.object_key)
     await expectError(await postJson(server, "/v1/uploads/init", body, owner.key, { "Idempotency-Key": "bad key" }), 400, "BAD_IDEMPOTENCY_KEY")
   })
+  it("accepts the bytes under any declared content type, as the upload endpoint documents", async () => {
+    const bytes = tinyWav()
+    const { ticket } = await init(owner.key, { filename: "typed.wav", size_bytes: bytes.length, content_type: "audio/wav" })
+    const uploaded = await put(ticket.upload_url, bytes, "PUT", { "Content-Type": "audio/wav" })
+    expect(uploaded.status, await uploaded.clone().text()).toBe(200)
+    expect(await uploaded.json()).toEqual({ object_key: ticket.object_key, received_bytes: bytes.length })
+  })
 })
 
 describe("direct upload refusals", () => {

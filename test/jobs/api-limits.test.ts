@@ -40,7 +40,8 @@ beforeAll(async () => {
   })))
   server = await startServer(
     "api-limits",
-    { rateLimitPerMinute: 10_000, workers: 1, fetchAllow: [`127.0.0.1:${links.port}`] },
+    // trustProxy: keyless callers are told apart by X-Forwarded-For, as behind a proxy.
+    { rateLimitPerMinute: 10_000, workers: 1, fetchAllow: [`127.0.0.1:${links.port}`], trustProxy: true },
     { pipeline: standIn.layer }
   )
 })
@@ -200,9 +201,47 @@ describe("concurrency cap", () => {
   })
 })
 
+describe("concurrency cap under concurrent submits", () => {
+  it("admits exactly 5 of 10 simultaneous submits of one standard account", async () => {
+    const { key } = await server.account()
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        upload(key, {}, { delayMs: 2_000, steps: 20 }).then(async (response) => ({ status: response.status, body: await response.json() as SubmitAnswer & { code?: string } })))
+    )
+    try {
+      expect(answers.filter((answer) => answer.status === 202)).toHaveLength(5)
+      const refused = answers.filter((answer) => answer.status === 429)
+      expect(refused).toHaveLength(5)
+      for (const answer of refused) expect(answer.body.code).toBe("CONCURRENCY_LIMIT")
+      expect((await listJobs(server, key)).total).toBe(5)
+    } finally {
+      for (const answer of answers) {
+        if (answer.status === 202) await request(server, "DELETE", `/v1/jobs/${answer.body.job_id}`, key)
+      }
+    }
+  })
+})
+
 describe("keyless samples", () => {
+  it("replays a keyless submit with its Idempotency-Key without using up the daily samples", async () => {
+    const client = { "X-Forwarded-For": "203.0.113.77" }
+    const first = await accepted(await upload(undefined, { ...client, "Idempotency-Key": "guest-retry-1" }))
+    expect(first.claim_token).toEqual(expect.any(String))
+    for (let retry = 0; retry < 3; retry++) {
+      const replay = await upload(undefined, { ...client, "Idempotency-Key": "guest-retry-1" })
+      expect(replay.status, `replay ${retry + 1}: ${await replay.clone().text()}`).toBe(200)
+      expect(replay.headers.get("x-idempotent-replay")).toBe("true")
+      expect(((await replay.json()) as SubmitAnswer).job_id).toBe(first.job_id)
+    }
+    // One sample used so far: two more are allowed today.
+    await accepted(await upload(undefined, client))
+    await accepted(await upload(undefined, client))
+    await expectError(await upload(undefined, client), 429, "QUOTA_EXCEEDED")
+  })
+
   it("allows 3 samples a day with claim tokens, then 429 QUOTA_EXCEEDED with Retry-After", async () => {
     const answers: Array<SubmitAnswer> = []
+    // Without X-Forwarded-For the client is its socket address, 127.0.0.1.
     for (let i = 0; i < 3; i++) {
       const answer = await accepted(await upload(undefined))
       expect(answer.claim_token).toEqual(expect.any(String))
