@@ -9,7 +9,7 @@ import { startServer, type TestServer } from "../support/server.ts"
 let server: TestServer
 
 beforeAll(async () => {
-  server = await startServer("edge")
+  server = await startServer("edge", { rateLimitPerMinute: 60 })
 })
 afterAll(async () => {
   await server?.close()

@@ -16,7 +16,7 @@ import { startServer, type TestServer } from "../support/server.ts"
 let server: TestServer
 
 beforeAll(async () => {
-  server = await startServer("rates")
+  server = await startServer("rates", { rateLimitPerMinute: 60, enterpriseRateLimitPerMinute: 120 })
 })
 afterAll(async () => {
   await server?.close()

@@ -73,6 +73,8 @@ export const startServer = async (
     databaseUrl: storage.databaseUrl,
     logLevel: "info",
     runnerPort: await freePort(),
+    // Tests poll jobs faster than clients may; the rate-limit tests set the real figures.
+    rateLimitPerMinute: 6000,
     modelsDir: modelsDir,
     model: "whisper-tiny.en",
     decoder: "wasm",
