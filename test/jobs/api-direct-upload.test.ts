@@ -127,6 +127,24 @@ describe("direct upload", () => {
     expect(second.ticket.object_key).toBe(first.ticket.object_key)
     await expectError(await postJson(server, "/v1/uploads/init", body, owner.key, { "Idempotency-Key": "bad key" }), 400, "BAD_IDEMPOTENCY_KEY")
   })
+  it("makes one job of 10 simultaneous commits of one upload: one 202, the rest 200 replays", async () => {
+    const bytes = tinyWav()
+    const { ticket } = await init(owner.key, { filename: "race.wav", size_bytes: bytes.length })
+    expect((await put(ticket.upload_url, bytes, ticket.method, ticket.headers)).status).toBe(200)
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        commit(owner.key, ticket.job_id, { object_key: ticket.object_key, options: ticket.options }).then(async (response) => ({
+          status: response.status,
+          body: await response.json() as { job_id: string }
+        })))
+    )
+    expect(answers.filter((answer) => answer.status === 202), JSON.stringify(answers)).toHaveLength(1)
+    expect(answers.filter((answer) => answer.status === 200)).toHaveLength(9)
+    expect(new Set(answers.map((answer) => answer.body.job_id))).toEqual(new Set([ticket.job_id]))
+    await waitForJob(server, owner.key, ticket.job_id)
+    expect(standIn.runs.get(ticket.job_id)).toEqual(["started", "done"])
+  })
+
   it("accepts the bytes under any declared content type, as the upload endpoint documents", async () => {
     const bytes = tinyWav()
     const { ticket } = await init(owner.key, { filename: "typed.wav", size_bytes: bytes.length, content_type: "audio/wav" })

@@ -6,10 +6,12 @@
  * The speech pipeline is the stand-in (test/support/standInPipeline.ts).
  */
 import * as fs from "node:fs"
+import * as net from "node:net"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   accepted,
+  eventually,
   expectError,
   expectJobShape,
   getJob,
@@ -245,6 +247,32 @@ describe("POST /v1/transcribe refusals create no job and keep no file", () => {
     )
     expect(cut.status, cut.body).toBeGreaterThanOrEqual(400)
     expect(cut.status, cut.body).toBeLessThan(500)
+  })
+
+  it("keeps nothing of an upload whose client disconnects halfway", async () => {
+    const url = new URL(server.url)
+    const boundary = "vbcut"
+    const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="cut.wav"\r\n` +
+      "Content-Type: audio/wav\r\n\r\n"
+    const declared = head.length + 20 * 1024 * 1024 + 64
+    const socket = net.connect(Number(url.port), url.hostname)
+    await new Promise<void>((resolve) => socket.once("connect", () => resolve()))
+    socket.write(
+      "POST /v1/transcribe HTTP/1.1\r\n" +
+        `Host: ${url.host}\r\nX-API-Key: ${key}\r\n` +
+        `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${declared}\r\n\r\n` + head
+    )
+    socket.write(Buffer.from(tinyWav(undefined, 0.1)))
+    for (let i = 0; i < 8; i++) socket.write(Buffer.alloc(1024 * 1024))
+    // Some of it reached storage.
+    await eventually(async () => (storedFiles().length > filesBefore.length ? true : undefined), "the partial upload to be stored", 5_000, 20)
+    socket.destroy()
+    await eventually(
+      async () => (storedFiles().length === filesBefore.length ? true : undefined),
+      "the partial upload to be removed",
+      5_000,
+      50
+    )
   })
 
   it("created no job and left no stored file for any refusal above", async () => {
