@@ -10,7 +10,7 @@
 import { Effect, type Types } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { AppLogger } from "../../services/observability/AppLogger.ts"
-import { classifyFailure, errorJson } from "./ErrorResponses.ts"
+import { classifyFailure, errorJson, normalizeErrorResponse } from "./ErrorResponses.ts"
 import { RequestContext } from "./RequestContext.ts"
 
 const saneRequestId = /^[A-Za-z0-9._:-]{1,128}$/
@@ -60,6 +60,7 @@ export const EdgeMiddleware = HttpRouter.middleware(
                 : Effect.succeed(classified.response)
             })
           )
+        response = normalizeErrorResponse(response)
         if (response.status === 429 && response.headers["retry-after"] === undefined) {
           const retryAfter = retryAfterFromBody(response)
           if (retryAfter !== undefined) response = HttpServerResponse.setHeader(response, "retry-after", retryAfter)

@@ -26,8 +26,9 @@ const issuesOf = (kind: string, error: HttpApiError.HttpApiSchemaError): Array<V
     msg: issue.message
   }))
 
+/** HttpApi reports an unparsable JSON body as a payload issue "Expected a valid JSON body". */
 const isJsonSyntax = (error: HttpApiError.HttpApiSchemaError) =>
-  /JSON|Unexpected token|Unexpected end/i.test(String(error.cause.issue))
+  formatter(error.cause.issue).issues.some((issue) => /valid JSON/i.test(issue.message))
 
 export type Classified =
   | { readonly _tag: "Response"; readonly response: HttpServerResponse.HttpServerResponse }
@@ -104,4 +105,29 @@ export const validationFailed = (issue: SchemaIssue.Issue, root: string) => {
     code: badSource ? "BAD_SOURCE" : "VALIDATION_FAILED",
     detail
   })
+}
+
+const codeByStatus: Record<number, string> = {
+  400: "BAD_REQUEST",
+  404: "NOT_FOUND",
+  405: "METHOD_NOT_ALLOWED",
+  413: "PAYLOAD_TOO_LARGE",
+  415: "UNSUPPORTED_CONTENT_TYPE",
+  500: "SERVICE_ERROR"
+}
+
+/**
+ * Error responses produced below our handlers (the router's own 415 for a body type an
+ * endpoint does not take, an empty 400) are rewritten into the `{ error, code }` body.
+ */
+export const normalizeErrorResponse = (response: HttpServerResponse.HttpServerResponse) => {
+  if (response.status < 400 || (response.headers["content-type"] ?? "").includes("json")) return response
+  const text = response.body._tag === "Uint8Array" ? new TextDecoder().decode(response.body.body).trim() : ""
+  const code = codeByStatus[response.status] ?? (response.status >= 500 ? "SERVICE_ERROR" : "BAD_REQUEST")
+  const error = text !== "" && text.length < 300
+    ? `${text.replace(/\.?$/, ".")}`
+    : response.status === 415
+    ? "This endpoint does not take that Content-Type; send application/json (or multipart/form-data for files)."
+    : "The request could not be processed."
+  return errorJson(response.status, { error, code })
 }

@@ -55,6 +55,35 @@ describe("request edge", () => {
     expect(replaced.headers.get("x-request-id")).not.toBe("bad id with spaces")
   })
 
+  it("answers malformed JSON with 400 MALFORMED_JSON and invalid fields with 422 and a detail list", async () => {
+    const owner = await server.account()
+    const post = (body: string, contentType = "application/json") =>
+      fetch(`${server.url}/v1/checkout`, {
+        method: "POST",
+        headers: { "X-API-Key": owner.key, "Content-Type": contentType },
+        body
+      })
+    await expectErrorBody(await post("{\"sku\": "), 400, "MALFORMED_JSON")
+    const invalid = await expectErrorBody(await post(JSON.stringify({ sku: 42 })), 422, "VALIDATION_FAILED")
+    expect(invalid["detail"]).toEqual([expect.objectContaining({ loc: ["body", "sku"], msg: expect.any(String) })])
+    const missing = await expectErrorBody(await post("{}"), 422, "VALIDATION_FAILED")
+    expect(missing["detail"]).toEqual([expect.objectContaining({ loc: ["body", "sku"] })])
+    await expectErrorBody(await post("sku=mini-4", "text/plain"), 415, "UNSUPPORTED_CONTENT_TYPE")
+  })
+
+  it("answers 422 BAD_SOURCE for an unknown source and 400 BAD_ID for a malformed job id", async () => {
+    const owner = await server.account()
+    const response = await fetch(`${server.url}/v1/transcribe/url`, {
+      method: "POST",
+      headers: { "X-API-Key": owner.key, "Content-Type": "application/json" },
+      body: JSON.stringify({ url: "https://example.com/a.mp3", source: "fax" })
+    })
+    const body = await expectErrorBody(response, 422, "BAD_SOURCE")
+    expect(body["detail"]).toEqual([expect.objectContaining({ loc: ["body", "source"] })])
+    await expectErrorBody(await server.get("/v1/jobs/not-a-uuid", { "X-API-Key": owner.key }), 400, "BAD_ID")
+    await expectErrorBody(await server.get("/v1/jobs", {}), 401, "MISSING_API_KEY")
+  })
+
   it("serves an OpenAPI 3.1 document and a docs page", async () => {
     const spec = await (await server.get("/openapi.json")).json() as {
       openapi: string
