@@ -12,6 +12,8 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHmac } from "node:crypto"
+import { lookup } from "node:dns/promises"
+import * as os from "node:os"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Accounts } from "../../services/Accounts.ts"
 import { JobEvents } from "../../services/jobs/JobEvents.ts"
@@ -38,14 +40,22 @@ import { type Delivery, startWebhookReceiver, type WebhookReceiver } from "../su
 
 let server: TestServer
 let receiver: WebhookReceiver
+/** Reachable only through a host name: its port is allowed, its address (loopback) is not. */
+let hidden: WebhookReceiver
 let enterprise: { key: string; accountId: AccountId }
 const standIn = makeStandIn({ delayMs: 100, steps: 1 })
 
 beforeAll(async () => {
   receiver = await startWebhookReceiver()
+  hidden = await startWebhookReceiver()
   server = await startServer(
     "api-webhooks",
-    { rateLimitPerMinute: 10_000, fetchAllow: [`127.0.0.1:${receiver.port}`], jobStallSeconds: 1 },
+    {
+      rateLimitPerMinute: 10_000,
+      // The second entry opens `hidden`'s port for one unrelated address only.
+      fetchAllow: [`127.0.0.1:${receiver.port}`, `198.51.100.7:${hidden.port}`],
+      jobStallSeconds: 1
+    },
     { pipeline: standIn.layer }
   )
   enterprise = await server.account()
@@ -56,6 +66,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close()
   await receiver?.close()
+  await hidden?.close()
 })
 
 const submit = async (key: string, webhookUrl: string | undefined, directive?: StandInDirective) =>
@@ -207,6 +218,33 @@ describe("webhooks on the enterprise plan", () => {
     const [delivered] = await deliveryRows(id)
     expect(delivered).toMatchObject({ attempts: 2, last_status: 200, next_attempt_at: null })
     expect(delivered!.delivered_at).not.toBeNull()
+  })
+})
+
+describe("webhook address policy", () => {
+  it("does not call back into loopback through a host name that resolves there", async (context) => {
+    // The machine's own name resolves to loopback on most hosts (/etc/hosts); link fetching refuses it.
+    const name = os.hostname()
+    const addresses = await lookup(name, { all: true }).catch(() => [])
+    if (!addresses.some((entry) => entry.address.startsWith("127."))) {
+      context.skip(`${name} does not resolve to a loopback address here`)
+      return
+    }
+    const hook = `http://${name}:${hidden.port}/ssrf`
+    // The same URL as a link is refused up front.
+    const asLink = await submitUrl(server, enterprise.key, { url: `http://${name}:${hidden.port}/a.wav` })
+    expect(asLink.status).toBe(400)
+    expect(["BAD_URL", "UNSUPPORTED_HOST"]).toContain(((await asLink.json()) as { code: string }).code)
+
+    const id = await submit(enterprise.key, hook)
+    await waitForJob(server, enterprise.key, id)
+    await eventually(async () => {
+      const [row] = await deliveryRows(id)
+      return row !== undefined && row.attempts >= 1 ? row : undefined
+    }, "a delivery attempt", 10_000)
+    expect(hidden.deliveries).toEqual([])
+    const [row] = await deliveryRows(id)
+    expect(row!.delivered_at).toBeNull()
   })
 })
 
