@@ -60,6 +60,8 @@ export class JobStore extends Context.Service<JobStore, {
   get(id: JobId): Effect.Effect<Option.Option<JobRecord>>
   /** Takes `idempotency` for `jobId`; Some(earlier job id) when the key was used before. */
   reserveIdempotency(idempotency: Idempotency, jobId: JobId): Effect.Effect<Option.Option<JobId>>
+  /** The job an idempotency key names, if it still exists (deleted ones included). */
+  findByIdempotency(scope: string, key: string): Effect.Effect<Option.Option<JobRecord>>
   /** Deleted ones too (restore checks ownership on those), until purged. */
   getAny(id: JobId): Effect.Effect<Option.Option<JobRecord>>
   list(accountId: AccountId, options: { readonly limit: number; readonly offset: number; readonly status?: JobStatus | undefined }): Effect.Effect<{ readonly jobs: ReadonlyArray<JobRecord>; readonly total: number }>
@@ -112,6 +114,9 @@ export class JobStore extends Context.Service<JobStore, {
                 WHERE k.scope = ${scope} AND k.key = ${key}`
               const found = yield* one(existing)
               if (Option.isSome(found)) return { job: found.value, replay: true }
+              // The job the key named was purged: the key now names the job created here.
+              yield* sql`UPDATE idempotency_keys SET job_id = ${job.id}, created_at = ${createdAt}
+                WHERE scope = ${scope} AND key = ${key}`
             }
           }
           if (job.accountId !== null && options.concurrencyLimit !== undefined) {
@@ -169,6 +174,13 @@ export class JobStore extends Context.Service<JobStore, {
         const [row] = yield* sql<{ job_id: JobId }>`SELECT job_id FROM idempotency_keys
           WHERE scope = ${idempotency.scope} AND key = ${idempotency.key}`.pipe(Effect.orDie)
         return Option.fromNullishOr(row?.job_id)
+      })
+
+      const findByIdempotency = Effect.fn("JobStore.findByIdempotency")(function*(scope: string, key: string) {
+        return yield* one(
+          yield* sql`SELECT j.* FROM idempotency_keys k JOIN jobs j ON j.id = k.job_id
+            WHERE k.scope = ${scope} AND k.key = ${key}`.pipe(Effect.orDie)
+        )
       })
 
       const getAny = Effect.fn("JobStore.getAny")(function*(id: JobId) {
@@ -354,6 +366,7 @@ export class JobStore extends Context.Service<JobStore, {
         get,
         getAny,
         reserveIdempotency,
+        findByIdempotency,
         list,
         getMany,
         queuePosition,

@@ -3,7 +3,7 @@
  * the keyless sample allowance, the plan's concurrency cap, the job row, and handing the
  * job to the durable runner.
  */
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { JobDispatcher } from "../../services/jobs/JobDispatcher.ts"
@@ -84,6 +84,14 @@ export const makeAdmit = Effect.gen(function*() {
 
   let claimToken: string | undefined
   let claimHash: string | null = null
+  // A replay is answered before anything is spent (a keyless retry must not use up a sample).
+  if (options.idempotency !== undefined) {
+    const earlier = yield* store.findByIdempotency(options.idempotency.scope, options.idempotency.key)
+    if (Option.isSome(earlier)) {
+      yield* options.release
+      return replayResponse({ job_id: earlier.value.id, status: earlier.value.status })
+    }
+  }
   if (caller._tag === "Guest") {
     const decision = yield* quota.consume(caller.clientId, config.samplesPerDay)
     if (!decision.allowed) {

@@ -208,7 +208,8 @@ export const UploadTransferHandlers = HttpApiBuilder.group(
     const signer = yield* Signer
     const storage = yield* MediaStorage
 
-    return handlers.handle("bytes", ({ params, query, payload }) =>
+    // Raw: the bytes are taken under any declared Content-Type, streamed straight to storage.
+    return handlers.handleRaw("bytes", ({ params, query, request }) =>
       Effect.gen(function*() {
         const jobId = JobId.make(params.job_id)
         const found = yield* tickets.get(jobId)
@@ -233,7 +234,8 @@ export const UploadTransferHandlers = HttpApiBuilder.group(
             expected_bytes: ticket.size_bytes,
             received_bytes: received
           })
-        const { bytes } = yield* storage.write(ticket.object_key, payload as Stream.Stream<Uint8Array>, ticket.size_bytes).pipe(
+        const body = request.stream.pipe(Stream.mapError(() => mismatch(null)))
+        const { bytes } = yield* storage.write(ticket.object_key, body, ticket.size_bytes).pipe(
           Effect.catchTag("ObjectTooLarge", () => Effect.fail(mismatch(null)))
         )
         if (bytes !== ticket.size_bytes) {
