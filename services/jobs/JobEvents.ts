@@ -59,26 +59,17 @@ export class JobEvents extends Context.Service<JobEvents, {
           const secret = yield* webhookSecret(delivery.account_id)
           const body = typeof delivery.payload === "string" ? delivery.payload : JSON.stringify(delivery.payload)
           const timestamp = Math.floor((yield* Clock.currentTimeMillis) / 1000)
-          // The same address rules as link fetching: no callbacks into private networks.
-          yield* fetcher.checkUrl(delivery.url).pipe(Effect.mapError((e) => e.message))
-          const response = yield* Effect.tryPromise({
-            try: (signal) =>
-              fetch(delivery.url, {
-                method: "POST",
-                signal,
-                redirect: "manual",
-                headers: {
-                  "content-type": "application/json",
-                  "user-agent": "Verbatim-Webhooks/1",
-                  "webhook-id": delivery.id,
-                  "webhook-timestamp": String(timestamp),
-                  "webhook-signature": signWebhook(secret, delivery.id, timestamp, body)
-                },
-                body
-              }),
-            catch: (error) => String(error)
-          }).pipe(Effect.timeoutOrElse({ duration: Duration.seconds(15), orElse: () => Effect.fail("timed out") }))
-          return response.status
+          // The same address rules as link fetching, checked after DNS with the connection pinned:
+          // no callbacks into private networks.
+          return yield* fetcher.post(delivery.url, body, {
+            "content-type": "application/json",
+            "webhook-id": delivery.id,
+            "webhook-timestamp": String(timestamp),
+            "webhook-signature": signWebhook(secret, delivery.id, timestamp, body)
+          }).pipe(
+            Effect.mapError((error) => error.message),
+            Effect.timeoutOrElse({ duration: Duration.seconds(15), orElse: () => Effect.fail("timed out") })
+          )
         }).pipe(Effect.result)
 
       const deliverDue = Effect.gen(function*() {

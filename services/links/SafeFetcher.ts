@@ -290,6 +290,11 @@ export class SafeFetcher extends Context.Service<SafeFetcher, {
   download(url: string, destPath: string, options?: FetchOptions): Effect.Effect<DownloadResult, FetchError>
   /** Validates a URL's syntax, scheme, port and host without fetching it (no DNS lookup). */
   checkUrl(url: string): Effect.Effect<URL, FetchError>
+  /**
+   * One POST under the same address rules (checked after DNS, connection pinned to the
+   * checked address; redirects are not followed). Answers the status code.
+   */
+  post(url: string, body: string, headers: Record<string, string>): Effect.Effect<number, FetchError>
 }>()("verbatim/links/SafeFetcher") {
   static readonly layer = (config: SafeFetcherConfig = {}): Layer.Layer<SafeFetcher> =>
     Layer.effect(
@@ -401,7 +406,11 @@ export class SafeFetcher extends Context.Service<SafeFetcher, {
         })
 
         /** One request to a pinned address; the response is destroyed when the scope closes. */
-        const request = (target: Target, options: FetchOptions): Effect.Effect<http.IncomingMessage, FetchError, Scope.Scope> =>
+        const request = (
+          target: Target,
+          options: FetchOptions,
+          send?: { readonly method: "POST"; readonly body: string; readonly headers: Record<string, string> }
+        ): Effect.Effect<http.IncomingMessage, FetchError, Scope.Scope> =>
           Effect.acquireRelease(
             Effect.callback<http.IncomingMessage, FetchError>((resume) => {
               const { url } = target
@@ -411,17 +420,19 @@ export class SafeFetcher extends Context.Service<SafeFetcher, {
                 host: target.addressText.split("%")[0]!,
                 family: target.address.family,
                 port: target.port,
-                method: "GET",
+                method: send?.method ?? "GET",
                 path: `${url.pathname}${url.search}`,
                 agent: false,
                 // TLS verifies the certificate against the URL's host, not the pinned address.
                 ...(url.protocol === "https:" && isIP(hostname) === 0 ? { servername: hostname } : {}),
                 ...(url.protocol === "https:" && caCertificates !== undefined ? { ca: caCertificates } : {}),
                 headers: {
+                  ...send?.headers,
                   host: url.host,
                   "user-agent": settings.userAgent,
                   accept: options.accept ?? "*/*",
-                  "accept-encoding": "identity"
+                  "accept-encoding": "identity",
+                  ...(send === undefined ? {} : { "content-length": String(Buffer.byteLength(send.body)) })
                 }
               })
               const timer = setTimeout(() => {
@@ -442,7 +453,7 @@ export class SafeFetcher extends Context.Service<SafeFetcher, {
                 clearTimeout(timer)
                 resume(Effect.fail(describeNetworkError(url.href, error)))
               })
-              req.end()
+              req.end(send?.body)
               return Effect.sync(() => {
                 clearTimeout(timer)
                 req.destroy()
@@ -616,7 +627,14 @@ export class SafeFetcher extends Context.Service<SafeFetcher, {
           }
         )
 
-        return SafeFetcher.of({ peek, download, checkUrl })
+        const post = Effect.fn("SafeFetcher.post")(function*(raw: string, body: string, headers: Record<string, string>) {
+          const url = yield* checkUrl(raw)
+          const target = yield* resolveTarget(url)
+          const response = yield* request(target, {}, { method: "POST", body, headers })
+          return response.statusCode ?? 0
+        }, Effect.scoped)
+
+        return SafeFetcher.of({ peek, download, checkUrl, post })
       })
     )
 }
