@@ -28,17 +28,19 @@ export type UploadTicketRecord = typeof UploadTicketRecord.Type
 
 const decodeTicket = Schema.decodeUnknownEffect(UploadTicketRecord)
 
+export interface NewTicket {
+  readonly jobId: JobId
+  readonly accountId: AccountId
+  readonly apiKeyId: ApiKeyId
+  readonly objectKey: string
+  readonly filename: string
+  readonly sizeBytes: number
+  readonly contentType: string
+  readonly options: Record<string, unknown>
+}
+
 export class UploadTickets extends Context.Service<UploadTickets, {
-  create(ticket: {
-    readonly jobId: JobId
-    readonly accountId: AccountId
-    readonly apiKeyId: ApiKeyId
-    readonly objectKey: string
-    readonly filename: string
-    readonly sizeBytes: number
-    readonly contentType: string
-    readonly options: Record<string, unknown>
-  }): Effect.Effect<UploadTicketRecord>
+  create(ticket: NewTicket): Effect.Effect<UploadTicketRecord>
   get(jobId: JobId): Effect.Effect<Option.Option<UploadTicketRecord>>
   received(jobId: JobId, bytes: number): Effect.Effect<void>
   committed(jobId: JobId): Effect.Effect<void>
@@ -51,16 +53,7 @@ export class UploadTickets extends Context.Service<UploadTickets, {
         Effect.map(Effect.forEach(rows, (row) => decodeTicket(numbersFromBigInt(row))), (tickets) => Option.fromNullishOr(tickets[0]))
           .pipe(Effect.orDie)
 
-      const create = Effect.fn("UploadTickets.create")(function*(ticket: {
-        readonly jobId: JobId
-        readonly accountId: AccountId
-        readonly apiKeyId: ApiKeyId
-        readonly objectKey: string
-        readonly filename: string
-        readonly sizeBytes: number
-        readonly contentType: string
-        readonly options: Record<string, unknown>
-      }) {
+      const create = Effect.fn("UploadTickets.create")(function*(ticket: NewTicket) {
         const now = yield* Clock.currentTimeMillis
         const rows = yield* sql`INSERT INTO upload_tickets ${
           sql.insert({
