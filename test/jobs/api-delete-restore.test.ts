@@ -59,7 +59,7 @@ describe("DELETE /v1/jobs/{job_id}", () => {
   let interrupted: string
 
   it("cancels a queued job: 204, 404 afterwards, and it never runs", async () => {
-    const blocker = await submit("blocker.wav", { delayMs: 1_500, steps: 6 })
+    const blocker = await submit("blocker.wav", { delayMs: 3_000, steps: 12 })
     await waitForJob(server, key, blocker, (job) => job.status === "processing", { intervalMs: 30 })
     cancelled = await submit("queued.wav")
     expect((await getJob(server, key, cancelled)).status).toBe("queued")

@@ -39,7 +39,7 @@ const submit = async (accountKey: string, name = "clip.wav", directive?: StandIn
 
 describe("GET /v1/jobs/{job_id}", () => {
   it("shows a job queued behind others with queue_position > 0, progress rising while processing, completed_at once done", async () => {
-    const slow = await submit(key, "slow.wav", { delayMs: 2_400, steps: 8 })
+    const slow = await submit(key, "slow.wav", { delayMs: 4_000, steps: 16 })
     await waitForJob(server, key, slow, (job) => job.status === "processing", { timeoutMs: 10_000, intervalMs: 30 })
     const second = await submit(key, "second.wav")
     const third = await submit(key, "third.wav")

@@ -151,7 +151,8 @@ describe("concurrency cap", () => {
     try {
       for (let i = 0; i < 5; i++) {
         const headers = i === 0 ? { "Idempotency-Key": "capped-1" } : {}
-        running.push((await accepted(await upload(key, headers, { delayMs: 3_000, steps: 30 }))).job_id)
+        // Far longer than the test: none of them may end while it runs (they are deleted at the end).
+        running.push((await accepted(await upload(key, headers, { delayMs: 60_000, steps: 300 }))).job_id)
       }
       const refused = await upload(key)
       const body = await expectError(refused, 429, "CONCURRENCY_LIMIT")
@@ -206,7 +207,7 @@ describe("concurrency cap under concurrent submits", () => {
     const { key } = await server.account()
     const answers = await Promise.all(
       Array.from({ length: 10 }, () =>
-        upload(key, {}, { delayMs: 2_000, steps: 20 }).then(async (response) => ({ status: response.status, body: await response.json() as SubmitAnswer & { code?: string } })))
+        upload(key, {}, { delayMs: 60_000, steps: 300 }).then(async (response) => ({ status: response.status, body: await response.json() as SubmitAnswer & { code?: string } })))
     )
     try {
       expect(answers.filter((answer) => answer.status === 202)).toHaveLength(5)

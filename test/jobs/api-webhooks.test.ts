@@ -250,7 +250,8 @@ describe("webhook address policy", () => {
 
 describe("stall watchdog", () => {
   it("ends a processing job that stopped heartbeating as PROCESSING_STALLED, retryable, and keeps it so", async () => {
-    const id = await submit(enterprise.key, receiver.url("/stalled"), { hangMs: 3_500, delayMs: 100, steps: 2 })
+    // The hang outlasts the 1 s stall limit plus the wait below with a wide margin for a busy machine.
+    const id = await submit(enterprise.key, receiver.url("/stalled"), { hangMs: 6_000, delayMs: 100, steps: 2 })
     await waitForJob(server, enterprise.key, id, (job) => job.status === "processing", { intervalMs: 30 })
     await sleep(2_000)
     await server.run(sweep)
@@ -260,7 +261,7 @@ describe("stall watchdog", () => {
     expect(failed.error).toMatch(/progress/)
 
     // The run wakes up later; its heartbeat finds the job ended and it records nothing.
-    await eventually(async () => ((standIn.runs.get(id) ?? []).length >= 2 ? true : undefined), "the stalled run to stop", 6_000)
+    await eventually(async () => ((standIn.runs.get(id) ?? []).length >= 2 ? true : undefined), "the stalled run to stop", 10_000)
     expect(standIn.runs.get(id)).toEqual(["started", "interrupted"])
     expect(await getJob(server, enterprise.key, id)).toEqual(failed)
 
