@@ -44,6 +44,8 @@ export class UploadTickets extends Context.Service<UploadTickets, {
   get(jobId: JobId): Effect.Effect<Option.Option<UploadTicketRecord>>
   received(jobId: JobId, bytes: number): Effect.Effect<void>
   committed(jobId: JobId): Effect.Effect<void>
+  /** Drops tickets never committed within their lifetime; returns their object keys. */
+  readonly purgeAbandoned: Effect.Effect<ReadonlyArray<string>>
 }>()("verbatim/uploads/UploadTickets") {
   static readonly layer = Layer.effect(
     UploadTickets,
@@ -87,7 +89,14 @@ export class UploadTickets extends Context.Service<UploadTickets, {
         )
       })
 
-      return UploadTickets.of({ create, get, received, committed })
+      const purgeAbandoned = Effect.gen(function*() {
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const rows = yield* sql<{ object_key: string }>`DELETE FROM upload_tickets
+          WHERE committed_at IS NULL AND expires_at <= ${now} RETURNING object_key`.pipe(Effect.orDie)
+        return rows.map((row) => row.object_key)
+      }).pipe(Effect.withSpan("UploadTickets.purgeAbandoned"))
+
+      return UploadTickets.of({ create, get, received, committed, purgeAbandoned })
     })
   )
 }
