@@ -185,6 +185,21 @@ describe("POST /v1/transcribe refusals create no job and keep no file", () => {
     expect(misnamed["detail"]).toEqual([expect.objectContaining({ loc: ["body", "audio"] })])
   })
 
+  it("refuses two files in one request, and more parts than allowed, with 422", async () => {
+    const form = new FormData()
+    form.append("file", new Blob([tinyWav() as Uint8Array<ArrayBuffer>], { type: "audio/wav" }), "one.wav")
+    form.append("file", new Blob([tinyWav() as Uint8Array<ArrayBuffer>], { type: "audio/wav" }), "two.wav")
+    const two = await fetch(`${server.url}/v1/transcribe`, { method: "POST", headers: { "X-API-Key": key }, body: form })
+    const body = await expectError(two, 422, "VALIDATION_FAILED")
+    expect(body["detail"]).toEqual([expect.objectContaining({ loc: ["body", "file"] })])
+
+    const crowded = new FormData()
+    for (let i = 0; i < 20; i++) crowded.append(`note${i}`, "x")
+    crowded.append("file", new Blob([tinyWav() as Uint8Array<ArrayBuffer>], { type: "audio/wav" }), "a.wav")
+    const many = await fetch(`${server.url}/v1/transcribe`, { method: "POST", headers: { "X-API-Key": key }, body: crowded })
+    expect(many.status).toBe(422)
+  })
+
   it("refuses a recording whose container says 11 hours with 413 FILE_TOO_LONG", async () => {
     const body = await expectError(
       await submitFile(server, { key, file: { name: "marathon.flac", bytes: elevenHourFlac(), type: "audio/flac" } }),
