@@ -33,7 +33,8 @@ export const PipelineLayer = Layer.unwrap(
       Layer.provide(OnnxRuntime.layer({ threads: config.threads, idleUnloadMs: 10 * 60_000 })),
       Layer.provide(ModelRegistryLayer)
     )
-    return TranscriberLive({ model: config.model }).pipe(
+    const encoder = config.encoder !== "auto" ? config.encoder : config.model === "whisper-base" ? "q8" : "fp32"
+    return TranscriberLive({ model: config.model, encoder }).pipe(
       Layer.provide([whisper, VoiceActivity.layer()]),
       Layer.provideMerge(decoder)
     )

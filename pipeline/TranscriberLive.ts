@@ -20,6 +20,7 @@ export interface TranscriberOptions {
   readonly model: string
   /** Windows decoded together. */
   readonly batchSize?: number
+  readonly encoder?: "fp32" | "q8"
 }
 
 const round2 = (x: number) => Math.round(x * 100) / 100
@@ -77,7 +78,8 @@ export const TranscriberLive = (options: TranscriberOptions) =>
             model: options.model,
             language,
             wordTimestamps: request.wordTimestamps,
-            batchSize
+            batchSize,
+            ...(options.encoder === undefined ? {} : { encoder: options.encoder })
           }).pipe(Effect.mapError((error) => new TranscriptionFailed({ reason: `speech recognition failed: ${error._tag}` })))
           // The first batch fixes the language for the rest of the file.
           language = result.language

@@ -38,6 +38,11 @@ export interface AppConfigShape {
   /** Where a model missing from `modelsDir` is downloaded from on first use. */
   readonly modelsUrl: string
   readonly model: string
+  /**
+   * Encoder weights. `auto`: int8 for whisper-base (measured faster and at least as accurate
+   * here, bench/README.md), fp32 for tiny.en (its int8 encoder truncates robotic clips).
+   */
+  readonly encoder: "auto" | "fp32" | "q8"
   readonly threads: number
   /** A processing job whose heartbeat is older than this ends PROCESSING_STALLED. */
   readonly jobStallSeconds: number
@@ -70,6 +75,7 @@ export const knownVariables: ReadonlyArray<string> = [
   "VERBATIM_MODELS_URL",
   "VERBATIM_MODEL",
   "VERBATIM_THREADS",
+  "VERBATIM_ENCODER",
   "VERBATIM_JOB_STALL_SECONDS",
   "VERBATIM_JOB_TIMEOUT_SECONDS",
   "VERBATIM_PAYMENT_PROVIDER",
@@ -116,6 +122,7 @@ const config = Config.all({
     Config.withDefault("whisper-base" as const)
   ),
   threads: positiveInt("VERBATIM_THREADS", 2),
+  encoder: Config.Literals(["auto", "fp32", "q8"], "VERBATIM_ENCODER").pipe(Config.withDefault("auto" as const)),
   jobStallSeconds: positiveInt("VERBATIM_JOB_STALL_SECONDS", 600),
   jobTimeoutSeconds: positiveInt("VERBATIM_JOB_TIMEOUT_SECONDS", 6 * 3600),
   paymentProvider: Config.Literals(["builtin", "paddle"], "VERBATIM_PAYMENT_PROVIDER").pipe(
