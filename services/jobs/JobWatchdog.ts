@@ -23,7 +23,12 @@ export const sweep = Effect.gen(function*() {
     stalledAfterMs: config.jobStallSeconds * 1000,
     timeoutAfterMs: config.jobTimeoutSeconds * 1000
   })
-  yield* Effect.forEach(stuck, (job) => events.jobEnded(job), { discard: true })
+  // One event that cannot be recorded must neither hide the others nor stop the purge.
+  yield* Effect.forEach(
+    stuck,
+    (job) => events.jobEnded(job).pipe(Effect.catchCause((cause) => Effect.logWarning(`end event of job ${job.id} not recorded`, cause))),
+    { discard: true }
+  )
   const purged = yield* store.purgeExpired
   const abandoned = yield* tickets.purgeAbandoned
   yield* Effect.forEach([...purged, ...abandoned], (key) => storage.remove(key), { discard: true })

@@ -10,6 +10,7 @@ import { Accounts } from "../../services/Accounts.ts"
 import { ApiKeys, keyStatus } from "../../services/ApiKeys.ts"
 import { Billing } from "../../services/billing/Billing.ts"
 import { Checkouts } from "../../services/billing/Checkouts.ts"
+import { JobEvents } from "../../services/jobs/JobEvents.ts"
 import type { ApiKeyRecord } from "../domain/ApiKey.ts"
 import { PlanId } from "../domain/Plan.ts"
 
@@ -158,6 +159,20 @@ const checkoutConfirm = Command.make(
   })
 ).pipe(Command.withDescription("Confirm a payment received for a pay link (built-in provider); credits once"))
 
+const webhookSecret = Command.make(
+  "secret",
+  { account },
+  Effect.fn(function*({ account }) {
+    const owner = yield* (yield* Accounts).resolve(account)
+    const secret = yield* (yield* JobEvents).webhookSecret(owner.id)
+    yield* printJson({
+      account: owner.email,
+      webhook_secret: secret,
+      note: "Verify webhook-signature with this secret (Standard Webhooks: HMAC-SHA256 of id.timestamp.body)."
+    })
+  })
+).pipe(Command.withDescription("Show (creating on first use) the account's webhook signing secret"))
+
 export const adminCommand = Command.make("admin").pipe(
   Command.withDescription("Operator tools: accounts, API keys, plans, credit"),
   Command.withSubcommands([
@@ -166,6 +181,7 @@ export const adminCommand = Command.make("admin").pipe(
     Command.make("key").pipe(Command.withSubcommands([keyCreate, keyList, keyRotate, keyRevoke])),
     Command.make("plan").pipe(Command.withSubcommands([planSet])),
     Command.make("credits").pipe(Command.withSubcommands([creditsGrant])),
-    Command.make("checkout").pipe(Command.withSubcommands([checkoutConfirm]))
+    Command.make("checkout").pipe(Command.withSubcommands([checkoutConfirm])),
+    Command.make("webhook").pipe(Command.withSubcommands([webhookSecret]))
   ])
 )

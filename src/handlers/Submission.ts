@@ -12,6 +12,7 @@ import { type Idempotency, JobStore } from "../../services/jobs/JobStore.ts"
 import { SampleQuota } from "../../services/SampleQuota.ts"
 import { BadIdempotencyKey, ConcurrencyLimit, PaymentRequired, RateLimited, TierForbidden, ValidationFailed } from "../api/Errors.ts"
 import { Billing } from "../../services/billing/Billing.ts"
+import { SafeFetcher } from "../../services/links/SafeFetcher.ts"
 import { billableMinutes } from "../domain/Catalog.ts"
 import { makePaywall } from "./Paywall.ts"
 import type { Caller } from "../api/Security.ts"
@@ -30,23 +31,31 @@ export const checkIdempotencyKey = Effect.fnUntraced(function*(raw: string | und
   return raw
 })
 
-/** Webhooks are an enterprise feature; anywhere else the job is not created. */
-export const checkWebhook = Effect.fnUntraced(function*(caller: Caller, webhookUrl: string | undefined) {
-  if (webhookUrl === undefined) return null
-  if (caller._tag !== "Account" || !plans[caller.account.plan].webhooks) {
-    return yield* new TierForbidden({
-      error: "webhook_url needs the enterprise plan; poll GET /v1/jobs/{job_id} instead (see GET /v1/me)."
-    })
-  }
-  const url = URL.canParse(webhookUrl) ? new URL(webhookUrl) : undefined
-  if (url === undefined || (url.protocol !== "https:" && url.protocol !== "http:")) {
-    return yield* new ValidationFailed({
-      error: "webhook_url must be an http(s) URL.",
-      code: "VALIDATION_FAILED",
-      detail: [{ loc: ["body", "webhook_url"], msg: "Expected an http(s) URL" }]
-    })
-  }
-  return url.href
+/**
+ * Webhooks are an enterprise feature; anywhere else the job is not created. The URL must
+ * pass the same address rules as link fetching (no loopback, private or bare host names),
+ * so a refusal comes now rather than at delivery time.
+ */
+export const makeCheckWebhook = Effect.gen(function*() {
+  const fetcher = yield* SafeFetcher
+  return Effect.fnUntraced(function*(caller: Caller, webhookUrl: string | undefined) {
+    if (webhookUrl === undefined) return null
+    if (caller._tag !== "Account" || !plans[caller.account.plan].webhooks) {
+      return yield* new TierForbidden({
+        error: "webhook_url needs the enterprise plan; poll GET /v1/jobs/{job_id} instead (see GET /v1/me)."
+      })
+    }
+    const url = yield* fetcher.checkUrl(webhookUrl).pipe(
+      Effect.mapError((refused) =>
+        new ValidationFailed({
+          error: `webhook_url is not usable: ${refused.message}`,
+          code: "VALIDATION_FAILED",
+          detail: [{ loc: ["body", "webhook_url"], msg: refused.message }]
+        })
+      )
+    )
+    return url.href
+  })
 })
 
 /** The caller side of a new job: owner or claim, and the idempotency scope. */

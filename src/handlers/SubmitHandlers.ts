@@ -17,7 +17,7 @@ import { acceptedExtensions, extensionOf, isAcceptedMime } from "../domain/Media
 import { validationFailed } from "./ErrorResponses.ts"
 import { publicBaseUrl } from "./PublicUrl.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
-import { makeAdmit, makeCreditCheck, checkIdempotencyKey, checkWebhook, idempotencyFor } from "./Submission.ts"
+import { makeAdmit, makeCreditCheck, checkIdempotencyKey, makeCheckWebhook, idempotencyFor } from "./Submission.ts"
 
 const decodeOptions = Schema.decodeUnknownEffect(SubmitOptions)
 
@@ -52,6 +52,7 @@ export const SubmitHandlers = HttpApiBuilder.group(
   "submit",
   Effect.fn(function*(handlers) {
     const admit = yield* makeAdmit
+    const checkWebhook = yield* makeCheckWebhook
     const creditCheck = yield* makeCreditCheck
     const config = yield* AppConfig
     const storage = yield* MediaStorage

@@ -27,7 +27,7 @@ import { maxAudioSeconds, maxFileBytes } from "../api/JobsApi.ts"
 import { CurrentAccount } from "../api/Security.ts"
 import { JobId } from "../domain/Ids.ts"
 import { acceptedExtensions, extensionOf, isAcceptedMime } from "../domain/MediaTypes.ts"
-import { makeAdmit, makeCreditCheck, checkIdempotencyKey, checkWebhook, idempotencyFor, replayResponse } from "./Submission.ts"
+import { makeAdmit, makeCreditCheck, checkIdempotencyKey, makeCheckWebhook, idempotencyFor, replayResponse } from "./Submission.ts"
 
 /** Seconds an `upload_url` stays valid. */
 export const uploadUrlLifetimeSeconds = 3600
@@ -45,6 +45,7 @@ export const UploadHandlers = HttpApiBuilder.group(
   "uploads",
   Effect.fn(function*(handlers) {
     const admit = yield* makeAdmit
+    const checkWebhook = yield* makeCheckWebhook
     const creditCheck = yield* makeCreditCheck
     const tickets = yield* UploadTickets
     const store = yield* JobStore

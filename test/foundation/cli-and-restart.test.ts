@@ -96,6 +96,14 @@ describe("admin CLI", () => {
     expect(second.balance_minutes).toBe(42.5)
   })
 
+  it("shows an account's webhook signing secret, the same every time", async () => {
+    await runCliJson(["admin", "account", "create", "--email", "hooks@example.com"], storage.env)
+    const first = await runCliJson<{ webhook_secret: string }>(["admin", "webhook", "secret", "--email", "hooks@example.com"], storage.env)
+    expect(first.webhook_secret).toMatch(/^whsec_[A-Za-z0-9+/=]{20,}$/)
+    const again = await runCliJson<{ webhook_secret: string }>(["admin", "webhook", "secret", "--email", "hooks@example.com"], storage.env)
+    expect(again.webhook_secret).toBe(first.webhook_secret)
+  })
+
   it("explains failures on stderr with exit code 1", async () => {
     await runCliJson(["admin", "account", "create", "--email", "dup@example.com"], storage.env)
     const duplicate = await runCli(["admin", "account", "create", "--email", "dup@example.com"], storage.env)

@@ -114,6 +114,19 @@ const deliveryRows = (jobId: string) =>
       WHERE job_id = ${jobId}`.pipe(Effect.orDie)
   }))
 
+describe("webhook_url address rules at submit", () => {
+  it("refuses loopback and localhost callbacks with 422 and creates no job", async () => {
+    for (const url of ["http://127.0.0.1:9/hook", "http://localhost/hook", "ftp://example.com/hook"]) {
+      const body = await expectError(
+        await submitFile(server, { key: enterprise.key, file: { name: "a.wav", bytes: tinyWav() }, fields: { webhook_url: url } }),
+        422,
+        "VALIDATION_FAILED"
+      )
+      expect(body["detail"]).toEqual([expect.objectContaining({ loc: ["body", "webhook_url"] })])
+    }
+  })
+})
+
 describe("webhook_url off the enterprise plan", () => {
   it("answers 403 TIER_FORBIDDEN on every submit path and creates no job", async () => {
     const standard = await server.account()
