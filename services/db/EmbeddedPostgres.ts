@@ -77,11 +77,13 @@ export class EmbeddedPostgres extends Context.Service<EmbeddedPostgres, Embedded
           Effect.tryPromise({ try: () => PGlite.create({ dataDir, extensions: { vector } }), catch: fail }),
           (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
         )
-        // Two connections: this process's pool of one plus one visiting admin CLI.
+        // This process's pool of one, a visiting admin CLI, and headroom for the liveness probe
+        // of the next visitor, which the server only forgets a tick after it closed. Queries
+        // are still run one at a time by the server's queue.
         yield* Effect.acquireRelease(
           Effect.tryPromise({
             try: async () => {
-              const server = new PGLiteSocketServer({ db, path: socketPath, maxConnections: 2 })
+              const server = new PGLiteSocketServer({ db, path: socketPath, maxConnections: 4 })
               await server.start()
               return server
             },
