@@ -37,6 +37,11 @@ const describe = (error: unknown): string => {
   const tagged = error as { readonly _tag?: string; readonly message?: string; readonly cause?: unknown }
   if (tagged._tag === "ConfigError") return `invalid configuration: ${String(tagged.cause)}`
   if (tagged._tag === "ServeError") return `the HTTP server could not start: ${String(tagged.cause)}`
+  if (tagged._tag === "SocketServerError") {
+    return `the job runner could not listen (VERBATIM_RUNNER_HOST / VERBATIM_RUNNER_PORT; each process needs its own port): ${
+      String(tagged.cause)
+    }`
+  }
   if (tagged.message) return tagged.message
   if (tagged.cause !== undefined) return `${tagged._tag ?? "error"}: ${String(tagged.cause)}`
   return String(error)

@@ -3,6 +3,7 @@
  * the admin CLI, restarts and multi-process behaviour.
  */
 import { type ChildProcess, spawn } from "node:child_process"
+import * as net from "node:net"
 import * as path from "node:path"
 
 export const repoRoot = path.resolve(import.meta.dirname, "../..")
@@ -47,11 +48,23 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<void>
 }
 
+/** A free TCP port on loopback (each server process's job runner needs its own). */
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const probe = net.createServer()
+    probe.once("error", reject)
+    probe.listen(0, "127.0.0.1", () => {
+      const port = (probe.address() as net.AddressInfo).port
+      probe.close(() => resolve(port))
+    })
+  })
+
 /** Starts `verbatim serve` on an OS-assigned port and resolves once it listens. */
-export const startServerProcess = (env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> =>
-  new Promise((resolve, reject) => {
+export const startServerProcess = async (env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> => {
+  const runnerPort = String(await freePort())
+  return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [entry, "serve"], {
-      env: cleanEnv({ VERBATIM_PORT: "0", VERBATIM_HOST: "127.0.0.1", ...env }),
+      env: cleanEnv({ VERBATIM_PORT: "0", VERBATIM_HOST: "127.0.0.1", VERBATIM_RUNNER_PORT: runnerPort, ...env }),
       cwd: repoRoot
     })
     let output = ""
@@ -84,3 +97,4 @@ export const startServerProcess = (env: Record<string, string>, timeoutMs = 60_0
       reject(new Error(`server exited (${code}) before listening:\n${output}`))
     })
   })
+}
