@@ -14,7 +14,7 @@ import { makeTestStorage, type TestStorage } from "../support/database.ts"
 import { type Job, sleep } from "../support/jobsClient.ts"
 import { mediaDir, modelsDir } from "../support/paths.ts"
 import { runCliJson, type ServerProcess, startServerProcess } from "../support/process.ts"
-import { freePort } from "../support/server.ts"
+import { freePort } from "../support/ports.ts"
 import { readWavPcm16, writeWav } from "../support/wav.ts"
 import { startWebhookReceiver, type WebhookReceiver } from "../support/webhookReceiver.ts"
 

@@ -10,7 +10,7 @@ import { Effect, Option, Schedule } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
-import * as net from "node:net"
+import { freePort } from "../support/ports.ts"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { socketPathFor } from "../../services/db/EmbeddedPostgres.ts"
@@ -51,16 +51,6 @@ const cleanEnv = (env: Record<string, string>) => {
   }
   return { ...base, ...env }
 }
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = net.createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address() as net.AddressInfo
-      server.close(() => resolve(address.port))
-    })
-  })
 
 const startWorker = async (
   label: string,

@@ -3,7 +3,7 @@
  * the admin CLI, restarts and multi-process behaviour.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import * as net from "node:net"
+import { freePort } from "./ports.ts"
 import * as path from "node:path"
 
 export const repoRoot = path.resolve(import.meta.dirname, "../..")
@@ -48,16 +48,6 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<void>
 }
 
-/** A free TCP port on loopback (each server process's job runner needs its own). */
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = net.createServer()
-    probe.once("error", reject)
-    probe.listen(0, "127.0.0.1", () => {
-      const port = (probe.address() as net.AddressInfo).port
-      probe.close(() => resolve(port))
-    })
-  })
 
 /** Starts `verbatim serve` on an OS-assigned port and resolves once it listens. */
 export const startServerProcess = async (env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> => {

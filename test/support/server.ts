@@ -5,7 +5,7 @@
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { HttpServer } from "effect/http"
 import pino from "pino"
-import * as net from "node:net"
+import { freePort } from "./ports.ts"
 import { DomainLayer, ServerLayer } from "../../layers/App.ts"
 import { PipelineLayer } from "../../layers/Pipeline.ts"
 import type { MediaDecoder } from "../../pipeline/media/MediaDecoder.ts"
@@ -39,16 +39,6 @@ export type DomainServices = Layer.Success<typeof DomainLayer> | AppConfig
 
 let accountCounter = 0
 
-/** A free TCP port on loopback (for the cluster runner in Postgres mode). */
-export const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = net.createServer()
-    probe.once("error", reject)
-    probe.listen(0, "127.0.0.1", () => {
-      const port = (probe.address() as net.AddressInfo).port
-      probe.close(() => resolve(port))
-    })
-  })
 
 export interface StartOptions {
   /**
