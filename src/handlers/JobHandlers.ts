@@ -32,6 +32,7 @@ export const JobListHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const store = yield* JobStore
     const config = yield* AppConfig
+    const paywall = yield* makePaywall
     const jobView = yield* makeJobView
     return handlers
       .handle("list", ({ query, request }) =>
@@ -40,7 +41,7 @@ export const JobListHandlers = HttpApiBuilder.group(
           const limit = query.limit ?? 20
           const offset = query.offset ?? 0
           const page = yield* store.list(account.id, { limit, offset, status: query.status })
-          const unlockUrl = `${publicBaseUrl(config, request)}/pricing`
+          const unlockUrl = paywall.pricingUrl(publicBaseUrl(config, request))
           const jobs = yield* Effect.forEach(page.jobs, (job) => jobView(job, unlockUrl))
           return { jobs, limit, offset, count: jobs.length, total: page.total }
         }))
