@@ -4,7 +4,7 @@
  * The job runner calls this; the CLI `verbatim transcribe` calls it too.
  */
 import { Context, type Effect, Schema } from "effect"
-import type { Transcript } from "../src/domain/Transcript.ts"
+import type { Transcript } from "../src/contract/domain/Transcript.ts"
 
 export interface TranscribeRequest {
   readonly path: string

@@ -6,8 +6,8 @@
  * are mapped back to the source, then long passages are cut into cues of at most ~30 s.
  */
 import { Effect, Layer, Stream } from "effect"
-import { segmentPhrases } from "../services/formats/SegmentPhrases.ts"
-import type { Segment, Transcript } from "../src/domain/Transcript.ts"
+import { segmentPhrases } from "./SegmentPhrases.ts"
+import type { Segment, Transcript } from "../src/contract/domain/Transcript.ts"
 import { MediaDecoder, SAMPLE_RATE } from "./media/MediaDecoder.ts"
 import { NoAudioInFile, Transcriber, TranscriptionFailed } from "./Transcriber.ts"
 import { type PackedWindow, packStream, toSourceTime } from "./vad/WindowPacker.ts"

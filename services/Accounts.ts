@@ -4,9 +4,9 @@
  */
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { Account } from "../src/domain/Account.ts"
-import { AccountId } from "../src/domain/Ids.ts"
-import type { PlanId } from "../src/domain/Plan.ts"
+import { Account } from "../src/contract/domain/Account.ts"
+import { AccountId } from "../src/contract/domain/Ids.ts"
+import type { PlanId } from "../src/contract/domain/Plan.ts"
 import { effectivePlan } from "./billing/Billing.ts"
 
 export class AccountExists extends Schema.TaggedError<AccountExists>()("AccountExists", {

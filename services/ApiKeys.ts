@@ -7,8 +7,8 @@
 import { Clock, Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash, randomBytes } from "node:crypto"
-import { type ApiKeyRecord, ApiKeyRecord as ApiKeyRecordSchema, keyStatus } from "../src/domain/ApiKey.ts"
-import type { AccountId, ApiKeyId } from "../src/domain/Ids.ts"
+import { type ApiKeyRecord, ApiKeyRecord as ApiKeyRecordSchema, keyStatus } from "../src/contract/domain/ApiKey.ts"
+import type { AccountId, ApiKeyId } from "../src/contract/domain/Ids.ts"
 
 export const maxActiveKeys = 10
 export const rotationOverlap = Duration.hours(24)

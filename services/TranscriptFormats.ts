@@ -4,11 +4,11 @@
  * (UTF-8 for the text formats) with the content type and file extension to serve them under.
  */
 import { Context, Effect, Layer, Schema } from "effect"
-import { Transcript, type TranscriptFormat } from "../src/domain/Transcript.ts"
+import { Transcript, type TranscriptFormat } from "../src/contract/domain/Transcript.ts"
 import { buildDocx, type DocumentMeta } from "./formats/DocxDocument.ts"
 import { toSrt, toTxt, toVtt } from "./formats/Subtitles.ts"
 
-export { segmentPhrases } from "./formats/SegmentPhrases.ts"
+export { segmentPhrases } from "../pipeline/SegmentPhrases.ts"
 export { toSrt, toTxt, toVtt } from "./formats/Subtitles.ts"
 export type { DocumentMeta } from "./formats/DocxDocument.ts"
 

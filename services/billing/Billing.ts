@@ -12,9 +12,9 @@
  */
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { billableMinutes } from "../../src/domain/Catalog.ts"
-import type { AccountId, JobId } from "../../src/domain/Ids.ts"
-import { plans, type PlanId } from "../../src/domain/Plan.ts"
+import { billableMinutes } from "../../src/contract/domain/Catalog.ts"
+import type { AccountId, JobId } from "../../src/contract/domain/Ids.ts"
+import { plans, type PlanId } from "../../src/contract/domain/Plan.ts"
 
 export class InvalidAmount extends Schema.TaggedError<InvalidAmount>()("InvalidAmount", {
   minutes: Schema.Number

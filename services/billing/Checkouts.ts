@@ -9,8 +9,8 @@
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
-import { catalog, type Sku } from "../../src/domain/Catalog.ts"
-import type { AccountId } from "../../src/domain/Ids.ts"
+import { catalog, type Sku } from "../../src/contract/domain/Catalog.ts"
+import type { AccountId } from "../../src/contract/domain/Ids.ts"
 import { numbersFromBigInt } from "../db/BigIntColumns.ts"
 import { Billing } from "./Billing.ts"
 

@@ -1,7 +1,7 @@
 /** What an account used: minutes of transcribed speech by period, queue depth, job time. */
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import type { AccountId } from "../../src/domain/Ids.ts"
+import type { AccountId } from "../../src/contract/domain/Ids.ts"
 
 const dayMs = 86_400_000
 

@@ -5,7 +5,7 @@
  */
 import { DateTime } from "effect"
 import { Document, HeadingLevel, Packer, Paragraph, TextRun } from "docx"
-import type { Transcript } from "../../src/domain/Transcript.ts"
+import type { Transcript } from "../../src/contract/domain/Transcript.ts"
 import { clockLabel } from "./Timecode.ts"
 
 export interface DocumentMeta {

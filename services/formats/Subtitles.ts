@@ -2,8 +2,8 @@
  * Text renderings of a transcript: plain text, SRT and WebVTT. Cues come from `segmentPhrases`
  * (one per spoken phrase, ≤ ~30 s); empty segments produce no cue.
  */
-import type { Segment, Transcript } from "../../src/domain/Transcript.ts"
-import { segmentPhrases } from "./SegmentPhrases.ts"
+import type { Segment, Transcript } from "../../src/contract/domain/Transcript.ts"
+import { segmentPhrases } from "../../pipeline/SegmentPhrases.ts"
 import { timecode } from "./Timecode.ts"
 
 /** Cue text on one line: a blank line would end the cue early. */

@@ -10,7 +10,7 @@
  * it) or was lost.
  */
 import { Context, Effect, Layer, Schedule } from "effect"
-import type { JobId } from "../../src/domain/Ids.ts"
+import type { JobId } from "../../src/contract/domain/Ids.ts"
 import { JobEntity } from "./JobEntity.ts"
 import { UnfinishedJobs } from "./JobProcessor.ts"
 

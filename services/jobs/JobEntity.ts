@@ -14,7 +14,7 @@
 import { Effect, Schema } from "effect"
 import { ClusterSchema, Entity } from "effect/cluster"
 import { Rpc } from "effect/rpc"
-import { JobId } from "../../src/domain/Ids.ts"
+import { JobId } from "../../src/contract/domain/Ids.ts"
 import { JobProcessor } from "./JobProcessor.ts"
 import { WorkerPool } from "./WorkerPool.ts"
 

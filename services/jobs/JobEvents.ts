@@ -10,7 +10,7 @@
 import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHmac, randomBytes } from "node:crypto"
-import type { AccountId } from "../../src/domain/Ids.ts"
+import type { AccountId } from "../../src/contract/domain/Ids.ts"
 import { SafeFetcher } from "../links/SafeFetcher.ts"
 import type { JobRecord } from "./JobRecord.ts"
 import { toJobView } from "./JobViews.ts"

@@ -6,7 +6,7 @@
  * outcome exactly once.
  */
 import { Context, type Effect } from "effect"
-import type { JobId } from "../../src/domain/Ids.ts"
+import type { JobId } from "../../src/contract/domain/Ids.ts"
 
 export class JobProcessor extends Context.Service<JobProcessor, {
   process(jobId: JobId): Effect.Effect<void>

@@ -1,7 +1,7 @@
 /** A job as stored (one row of `jobs`), decoded once at the store's edge. */
 import { Schema } from "effect"
-import { AccountId, ApiKeyId, JobId } from "../../src/domain/Ids.ts"
-import { JobErrorCode, JobSource, JobStatus } from "../../src/domain/Job.ts"
+import { AccountId, ApiKeyId, JobId } from "../../src/contract/domain/Ids.ts"
+import { JobErrorCode, JobSource, JobStatus } from "../../src/contract/domain/Job.ts"
 
 const BigIntNumber = Schema.Union([Schema.Number, Schema.NumberFromString])
 

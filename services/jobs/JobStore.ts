@@ -6,9 +6,9 @@
  */
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import type { AccountId, JobId } from "../../src/domain/Ids.ts"
-import type { JobErrorCode, JobStatus } from "../../src/domain/Job.ts"
-import { type Transcript, Transcript as TranscriptSchema } from "../../src/domain/Transcript.ts"
+import type { AccountId, JobId } from "../../src/contract/domain/Ids.ts"
+import type { JobErrorCode, JobStatus } from "../../src/contract/domain/Job.ts"
+import { type Transcript, Transcript as TranscriptSchema } from "../../src/contract/domain/Transcript.ts"
 import { Billing } from "../billing/Billing.ts"
 import { numbersFromBigInt } from "../db/BigIntColumns.ts"
 import { JobRecord, type NewJob } from "./JobRecord.ts"

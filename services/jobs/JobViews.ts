@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { createHash } from "node:crypto"
 import { JobStore } from "./JobStore.ts"
 import type { JobRecord } from "./JobRecord.ts"
-import type { JobView } from "../../src/domain/Job.ts"
+import type { JobView } from "../../src/contract/domain/Job.ts"
 
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000)
 

@@ -6,8 +6,8 @@
  */
 import { Cause, Clock, Effect, Layer, Option, Schema } from "effect"
 import { Transcriber } from "../../pipeline/Transcriber.ts"
-import type { JobId } from "../../src/domain/Ids.ts"
-import { JobErrorCode } from "../../src/domain/Job.ts"
+import type { JobId } from "../../src/contract/domain/Ids.ts"
+import { JobErrorCode } from "../../src/contract/domain/Job.ts"
 import { LinkResolver, ResolvedMedia } from "../links/LinkResolver.ts"
 import { MediaStorage } from "../storage/MediaStorage.ts"
 import { JobEvents } from "./JobEvents.ts"

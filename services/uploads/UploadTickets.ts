@@ -5,7 +5,7 @@
  */
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { AccountId, ApiKeyId, JobId } from "../../src/domain/Ids.ts"
+import { AccountId, ApiKeyId, JobId } from "../../src/contract/domain/Ids.ts"
 import { numbersFromBigInt } from "../db/BigIntColumns.ts"
 
 export const ticketLifetimeMs = 24 * 3600 * 1000

@@ -11,8 +11,8 @@ import { ApiKeys, keyStatus } from "../../services/ApiKeys.ts"
 import { Billing } from "../../services/billing/Billing.ts"
 import { Checkouts } from "../../services/billing/Checkouts.ts"
 import { JobEvents } from "../../services/jobs/JobEvents.ts"
-import type { ApiKeyRecord } from "../domain/ApiKey.ts"
-import { PlanId } from "../domain/Plan.ts"
+import type { ApiKeyRecord } from "../contract/domain/ApiKey.ts"
+import { PlanId } from "../contract/domain/Plan.ts"
 
 const account = Flag.String("email").pipe(
   Flag.withDescription("The account: its email (or its id)")

@@ -12,7 +12,7 @@ import { ModelRegistry } from "../../pipeline/models/ModelRegistry.ts"
 import { Transcriber } from "../../pipeline/Transcriber.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { TranscriptFormats } from "../../services/TranscriptFormats.ts"
-import { TranscriptFormat } from "../domain/Transcript.ts"
+import { TranscriptFormat } from "../contract/domain/Transcript.ts"
 
 const progressBar = (progress: number) => {
   const width = 30

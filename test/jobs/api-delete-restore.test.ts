@@ -12,7 +12,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { JobStore } from "../../services/jobs/JobStore.ts"
 import { sweep } from "../../services/jobs/JobWatchdog.ts"
-import { JobId } from "../../src/domain/Ids.ts"
+import { JobId } from "../../src/contract/domain/Ids.ts"
 import { controlledClock } from "../support/clock.ts"
 import {
   accepted,

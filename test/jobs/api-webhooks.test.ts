@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Accounts } from "../../services/Accounts.ts"
 import { JobEvents } from "../../services/jobs/JobEvents.ts"
 import { sweep } from "../../services/jobs/JobWatchdog.ts"
-import type { AccountId } from "../../src/domain/Ids.ts"
+import type { AccountId } from "../../src/contract/domain/Ids.ts"
 import { controlledClock } from "../support/clock.ts"
 import {
   accepted,

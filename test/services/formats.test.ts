@@ -1,8 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as zlib from "node:zlib"
-import type { Segment, Transcript, Word } from "../../src/domain/Transcript.ts"
-import { segmentPhrases } from "../../services/formats/SegmentPhrases.ts"
+import type { Segment, Transcript, Word } from "../../src/contract/domain/Transcript.ts"
+import { segmentPhrases } from "../../pipeline/SegmentPhrases.ts"
 import { clockLabel, timecode } from "../../services/formats/Timecode.ts"
 import { TranscriptFormats } from "../../services/TranscriptFormats.ts"
 

@@ -26,7 +26,7 @@ import { DatabaseLayer } from "../../layers/Database.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { JobDispatcher } from "../../services/jobs/JobDispatcher.ts"
 import { JobProcessor, UnfinishedJobs } from "../../services/jobs/JobProcessor.ts"
-import { JobId } from "../../src/domain/Ids.ts"
+import { JobId } from "../../src/contract/domain/Ids.ts"
 
 const TestTables = Layer.effectDiscard(
   Effect.gen(function*() {

@@ -16,7 +16,7 @@ import { Billing } from "../../services/billing/Billing.ts"
 import { ApiKeys } from "../../services/ApiKeys.ts"
 import { AppConfig, type AppConfigShape } from "../../services/AppConfig.ts"
 import { AppLogger } from "../../services/observability/AppLogger.ts"
-import type { AccountId } from "../../src/domain/Ids.ts"
+import type { AccountId } from "../../src/contract/domain/Ids.ts"
 import { makeTestStorage, type TestStorage } from "./database.ts"
 
 export interface TestServer {

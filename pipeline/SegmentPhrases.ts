@@ -16,7 +16,7 @@
  *    and a single over-long sentence is cut between words. Times are interpolated linearly over
  *    the segment by character position, so corrected text keeps the segment's timing.
  */
-import type { Segment, Word } from "../../src/domain/Transcript.ts"
+import type { Segment, Word } from "../src/contract/domain/Transcript.ts"
 
 export interface PhraseOptions {
   readonly maxCueSeconds: number

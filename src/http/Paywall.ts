@@ -7,8 +7,8 @@
 import { Effect } from "effect"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { Checkouts } from "../../services/billing/Checkouts.ts"
-import { packCovering, type Sku } from "../domain/Catalog.ts"
-import type { AccountId } from "../domain/Ids.ts"
+import { packCovering, type Sku } from "../contract/domain/Catalog.ts"
+import type { AccountId } from "../contract/domain/Ids.ts"
 
 export const makePaywall = Effect.gen(function*() {
   const checkouts = yield* Checkouts

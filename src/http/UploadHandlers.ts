@@ -12,7 +12,7 @@ import { JobStore } from "../../services/jobs/JobStore.ts"
 import { Signer } from "../../services/security/Signer.ts"
 import { MediaStorage } from "../../services/storage/MediaStorage.ts"
 import { UploadTickets, type UploadTicketRecord } from "../../services/uploads/UploadTickets.ts"
-import { Api } from "../api/Api.ts"
+import { Api } from "../contract/api/Api.ts"
 import { publicBaseUrl } from "./PublicUrl.ts"
 import {
   FileTooLarge,
@@ -22,11 +22,11 @@ import {
   UploadExpired,
   UploadIncomplete,
   ValidationFailed
-} from "../api/Errors.ts"
-import { maxAudioSeconds, maxFileBytes } from "../api/JobsApi.ts"
-import { CurrentAccount } from "../api/Security.ts"
-import { JobId } from "../domain/Ids.ts"
-import { acceptedExtensions, extensionOf, isAcceptedMime } from "../domain/MediaTypes.ts"
+} from "../contract/api/Errors.ts"
+import { maxAudioSeconds, maxFileBytes } from "../contract/api/JobsApi.ts"
+import { CurrentAccount } from "../contract/api/Security.ts"
+import { JobId } from "../contract/domain/Ids.ts"
+import { acceptedExtensions, extensionOf, isAcceptedMime } from "../contract/domain/MediaTypes.ts"
 import { makeAdmit, makeCreditCheck, checkIdempotencyKey, makeCheckWebhook, idempotencyFor, replayResponse } from "./Submission.ts"
 
 /** Seconds an `upload_url` stays valid. */

@@ -6,7 +6,7 @@
 import { Cause, SchemaIssue } from "effect"
 import { HttpServerError, HttpServerResponse } from "effect/http"
 import { HttpApiError } from "effect/http-api"
-import { ValidationFailed, type ValidationIssue } from "../api/Errors.ts"
+import { ValidationFailed, type ValidationIssue } from "../contract/api/Errors.ts"
 
 export const errorJson = (status: number, body: { readonly error: string; readonly code: string; readonly [extra: string]: unknown }) =>
   HttpServerResponse.jsonUnsafe(body, { status })

@@ -2,9 +2,9 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Accounts } from "../../services/Accounts.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
-import { Api } from "../api/Api.ts"
-import { CurrentCaller } from "../api/Security.ts"
-import { plans } from "../domain/Plan.ts"
+import { Api } from "../contract/api/Api.ts"
+import { CurrentCaller } from "../contract/api/Security.ts"
+import { plans } from "../contract/domain/Plan.ts"
 
 /** Audio and transcripts are kept until deleted; the contract reports it as 100 years. */
 export const retentionDays = 36500

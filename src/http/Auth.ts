@@ -1,5 +1,5 @@
 /**
- * Implementation of the `RequireAccount` and `AllowGuest` middlewares (src/api/Security.ts):
+ * Implementation of the `RequireAccount` and `AllowGuest` middlewares (src/contract/api/Security.ts):
  * key lookup, the Bearer hint, guest identity, and the per-account (or per-address)
  * request rate, all before any handler runs.
  */
@@ -11,15 +11,15 @@ import { ApiKeys } from "../../services/ApiKeys.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { effectivePlan } from "../../services/billing/Billing.ts"
 import { RateLimiter } from "../../services/RateLimiter.ts"
-import { plans } from "../domain/Plan.ts"
-import { InvalidApiKey, MissingApiKey, RateLimited } from "../api/Errors.ts"
+import { plans } from "../contract/domain/Plan.ts"
+import { InvalidApiKey, MissingApiKey, RateLimited } from "../contract/api/Errors.ts"
 import {
   AllowGuest,
   type Caller,
   CurrentAccount,
   CurrentCaller,
   RequireAccount
-} from "../api/Security.ts"
+} from "../contract/api/Security.ts"
 import { RequestContext } from "./RequestContext.ts"
 
 /** Endpoints with a rate budget of their own (the batch status call: 600/min). */

@@ -7,9 +7,9 @@ import { Effect, Option } from "effect"
 import { JobStore } from "../../services/jobs/JobStore.ts"
 import type { JobRecord } from "../../services/jobs/JobRecord.ts"
 import { SampleQuota } from "../../services/SampleQuota.ts"
-import { ClaimTokenRequired, NotFound } from "../api/Errors.ts"
-import type { Caller } from "../api/Security.ts"
-import type { JobId } from "../domain/Ids.ts"
+import { ClaimTokenRequired, NotFound } from "../contract/api/Errors.ts"
+import type { Caller } from "../contract/api/Security.ts"
+import type { JobId } from "../contract/domain/Ids.ts"
 
 export const notFound = () => new NotFound({ error: "No job with this id belongs to the caller." })
 
