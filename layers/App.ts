@@ -33,6 +33,13 @@ import { SafeFetcher } from "../services/links/SafeFetcher.ts"
 import { Signer } from "../services/security/Signer.ts"
 import { MediaStorage } from "../services/storage/MediaStorage.ts"
 import { TranscriptFormats } from "../services/TranscriptFormats.ts"
+import { JobAccess } from "../services/access/JobAccess.ts"
+import { JobCommands } from "../services/access/JobCommands.ts"
+import { JobQueries } from "../services/access/JobQueries.ts"
+import { Paywall } from "../services/billing/Paywall.ts"
+import { Admission } from "../services/intake/Admission.ts"
+import { MediaIntake } from "../services/intake/MediaIntake.ts"
+import { TranscriptAccess } from "../services/transcripts/TranscriptAccess.ts"
 import { UploadTickets } from "../services/uploads/UploadTickets.ts"
 import { JobHandlers, JobListHandlers } from "../src/http/JobHandlers.ts"
 import { SubmitHandlers } from "../src/http/SubmitHandlers.ts"
@@ -74,6 +81,15 @@ export const WorkLayer = Layer.mergeAll(JobEvents.deliveryLoop, JobWatchdogLayer
   )
 )
 
+/** The use cases the HTTP adapters call (they need the job runner and the pipeline's probe). */
+const UseCasesLayer = Layer.mergeAll(
+  Admission.layer,
+  MediaIntake.layer,
+  JobQueries.layer,
+  JobCommands.layer,
+  TranscriptAccess.layer
+).pipe(Layer.provideMerge(JobAccess.layer), Layer.provideMerge(Paywall.layer))
+
 const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([
     AccountHandlers,
@@ -86,7 +102,8 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pi
     BillingHandlers,
     PaymentPagesHandlers
   ]),
-  Layer.provide([RequireAccountLive, AllowGuestLive])
+  Layer.provide([RequireAccountLive, AllowGuestLive]),
+  Layer.provide(UseCasesLayer)
 )
 
 const Routes = Layer.mergeAll(ApiRoutes, HttpApiScalar.layer(Api, { path: "/docs" }), EdgeMiddleware)

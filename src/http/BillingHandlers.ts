@@ -11,7 +11,7 @@ import { CreditsUnavailable, NotFound, RateLimited, UnknownSku, ValidationFailed
 import { CurrentAccount } from "../contract/api/Security.ts"
 import { catalog, sellable, Sku } from "../contract/domain/Catalog.ts"
 import { plans } from "../contract/domain/Plan.ts"
-import { makePaywall } from "./Paywall.ts"
+import { Paywall } from "../../services/billing/Paywall.ts"
 import { publicBaseUrl } from "./PublicUrl.ts"
 
 /** What unlimited plans report as hours left in their period. */
@@ -37,7 +37,7 @@ export const BillingHandlers = HttpApiBuilder.group(
     const usage = yield* UsageReport
     const checkouts = yield* Checkouts
     const config = yield* AppConfig
-    const paywall = yield* makePaywall
+    const paywall = yield* Paywall
 
     const view = (checkout: CheckoutRecord, base: string) => ({
       id: checkout.id,

@@ -2,22 +2,22 @@
  * `POST /v1/transcribe` (multipart, streamed to storage) and `POST /v1/transcribe/url`
  * (link resolved up front; a refusal queues and charges nothing).
  */
-import { Duration, Effect, Option, Schema, Stream } from "effect"
+import { Effect, Schema, Stream } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import type { Multipart } from "effect/http"
+import { AppConfig } from "../../services/AppConfig.ts"
+import { Admission, idempotencyFor } from "../../services/intake/Admission.ts"
+import { fileTooLarge, MediaIntake, mediaKeys } from "../../services/intake/MediaIntake.ts"
 import { LinkResolver } from "../../services/links/LinkResolver.ts"
 import { MediaStorage } from "../../services/storage/MediaStorage.ts"
-import { MediaDecoder } from "../../pipeline/media/MediaDecoder.ts"
 import { Api } from "../contract/api/Api.ts"
-import { FileTooLarge, LinkRefusedError, UnsupportedMedia, ValidationFailed } from "../contract/api/Errors.ts"
-import { maxAudioSeconds, maxFileBytes, SubmitOptions } from "../contract/api/JobsApi.ts"
+import { type FileTooLarge, LinkRefusedError, ValidationFailed } from "../contract/api/Errors.ts"
+import { maxFileBytes, SubmitOptions } from "../contract/api/JobsApi.ts"
 import { CurrentCaller } from "../contract/api/Security.ts"
 import { JobId } from "../contract/domain/Ids.ts"
-import { acceptedExtensions, extensionOf, isAcceptedMime } from "../contract/domain/MediaTypes.ts"
+import { admittedResponse } from "./Admitted.ts"
 import { validationFailed } from "./ErrorResponses.ts"
 import { publicBaseUrl } from "./PublicUrl.ts"
-import { AppConfig } from "../../services/AppConfig.ts"
-import { makeAdmit, makeCreditCheck, checkIdempotencyKey, makeCheckWebhook, idempotencyFor } from "./Submission.ts"
 
 const decodeOptions = Schema.decodeUnknownEffect(SubmitOptions)
 
@@ -35,37 +35,23 @@ const fieldsToOptions = (fields: Record<string, string>) => {
   return options
 }
 
-const tooLarge = () =>
-  new FileTooLarge({
-    error: "The file is larger than 5 GB: split the recording.",
-    code: "FILE_TOO_LARGE"
-  })
-
-const tooLong = (seconds: number) =>
-  new FileTooLarge({
-    error: `The recording is ${(seconds / 3600).toFixed(1)} hours long; the limit is 10 hours per file: split it.`,
-    code: "FILE_TOO_LONG"
-  })
-
 export const SubmitHandlers = HttpApiBuilder.group(
   Api,
   "submit",
   Effect.fn(function*(handlers) {
-    const admit = yield* makeAdmit
-    const checkWebhook = yield* makeCheckWebhook
-    const creditCheck = yield* makeCreditCheck
+    const admission = yield* Admission
+    const intake = yield* MediaIntake
     const config = yield* AppConfig
     const storage = yield* MediaStorage
     const resolver = yield* LinkResolver
-    const decoder = yield* MediaDecoder
 
     return handlers
       .handle("upload", ({ payload, headers, request }) =>
         Effect.gen(function*() {
           const caller = yield* CurrentCaller
-          const idempotencyKey = yield* checkIdempotencyKey(headers["idempotency-key"])
+          const idempotencyKey = yield* admission.checkIdempotencyKey(headers["idempotency-key"])
           // Refuse an oversized body before reading any of it when its length is declared.
-          if (Number(request.headers["content-length"] ?? 0) > maxFileBytes + 1024 * 1024) return yield* tooLarge()
+          if (Number(request.headers["content-length"] ?? 0) > maxFileBytes + 1024 * 1024) return yield* fileTooLarge()
 
           const jobId = JobId.make(crypto.randomUUID())
           const fields: Record<string, string> = {}
@@ -88,24 +74,11 @@ export const SubmitHandlers = HttpApiBuilder.group(
                 detail: [{ loc: ["body", "file"], msg: "More than one file" }]
               })
             }
-            const extension = extensionOf(part.name)
-            if (extension === undefined || !acceptedExtensions.has(extension)) {
-              return yield* new UnsupportedMedia({
-                error: `Files ending in ${extension ? `.${extension}` : "no extension"} are not accepted; send audio ` +
-                  "or video such as mp3, m4a, wav, flac, ogg, opus, mp4, mov, webm or mkv.",
-                code: "BAD_EXT"
-              })
-            }
-            if (!isAcceptedMime(part.contentType)) {
-              return yield* new UnsupportedMedia({
-                error: `The file's type ${part.contentType} is not audio or video.`,
-                code: "BAD_MIME"
-              })
-            }
-            const key = `jobs/${jobId}/original.${extension}`
+            const extension = yield* intake.accept(part.name, part.contentType)
+            const key = mediaKeys.original(jobId, extension)
             stored = key
             const { bytes } = yield* storage.write(key, part.content, maxFileBytes).pipe(
-              Effect.catchTag("ObjectTooLarge", () => Effect.fail(tooLarge()))
+              Effect.catchTag("ObjectTooLarge", () => Effect.fail(fileTooLarge()))
             )
             file = { key, name: part.name, contentType: part.contentType, bytes }
           })
@@ -119,7 +92,7 @@ export const SubmitHandlers = HttpApiBuilder.group(
           }).pipe(
             Effect.catchTag("MultipartError", (error): Effect.Effect<never, FileTooLarge | ValidationFailed> =>
               error.reason._tag === "FileTooLarge" || error.reason._tag === "BodyTooLarge"
-                ? Effect.fail(tooLarge())
+                ? Effect.fail(fileTooLarge())
                 : Effect.fail(
                   new ValidationFailed({
                     error: "The multipart body could not be read.",
@@ -141,20 +114,13 @@ export const SubmitHandlers = HttpApiBuilder.group(
               detail: [{ loc: ["body", "file"], msg: "Missing key" }]
             })
           }
-          const webhookUrl = yield* checkWebhook(caller, options.webhook_url).pipe(Effect.tapError(() => release))
-          const path = yield* storage.localPath(file.key).pipe(Effect.orDie)
-          // The container's duration, when it says: refuse a recording over 10 hours now.
-          const probe = yield* decoder.probe(path).pipe(Effect.timeoutOption(Duration.seconds(30)))
-          const duration = Option.flatMap(probe, (p) => Option.fromNullishOr(p.durationSeconds))
-          if (Option.isSome(duration) && duration.value > maxAudioSeconds) {
-            yield* release
-            return yield* tooLong(duration.value)
-          }
-          yield* creditCheck(caller, Option.getOrUndefined(duration), publicBaseUrl(config, request)).pipe(
+          const webhookUrl = yield* admission.checkWebhook(caller, options.webhook_url).pipe(Effect.tapError(() => release))
+          const duration = yield* intake.checkDuration(file.key).pipe(Effect.tapError(() => release))
+          yield* admission.creditCheck(caller, duration, publicBaseUrl(config, request)).pipe(
             Effect.tapError(() => release)
           )
           const uploaded = file
-          return yield* admit({
+          const admitted = yield* admission.admit({
             caller,
             idempotency: idempotencyFor(caller, idempotencyKey, "transcribe"),
             release,
@@ -174,18 +140,19 @@ export const SubmitHandlers = HttpApiBuilder.group(
               webhookUrl
             }
           })
+          return admittedResponse(admitted)
         }))
       .handle("url", ({ payload, headers, request }) =>
         Effect.gen(function*() {
           const caller = yield* CurrentCaller
-          const idempotencyKey = yield* checkIdempotencyKey(headers["idempotency-key"])
-          const webhookUrl = yield* checkWebhook(caller, payload.webhook_url)
-          yield* creditCheck(caller, undefined, publicBaseUrl(config, request))
+          const idempotencyKey = yield* admission.checkIdempotencyKey(headers["idempotency-key"])
+          const webhookUrl = yield* admission.checkWebhook(caller, payload.webhook_url)
+          yield* admission.creditCheck(caller, undefined, publicBaseUrl(config, request))
           const resolved = yield* resolver.resolve(payload.url).pipe(
             Effect.catchTag("LinkRefused", (refused) =>
               Effect.fail(new LinkRefusedError({ error: refused.message, code: refused.code })))
           )
-          return yield* admit({
+          const admitted = yield* admission.admit({
             caller,
             idempotency: idempotencyFor(caller, idempotencyKey, "transcribe_url"),
             release: Effect.void,
@@ -205,6 +172,7 @@ export const SubmitHandlers = HttpApiBuilder.group(
               webhookUrl
             }
           })
+          return admittedResponse(admitted)
         }))
   })
 )

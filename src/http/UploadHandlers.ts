@@ -3,10 +3,9 @@
  * service; the bytes are streamed there (PUT); `commit` echoes the ticket and queues the
  * job. A commit refused with 429 can be retried with the same upload.
  */
-import { Clock, Duration, Effect, Option, Stream } from "effect"
+import { Clock, Effect, Option, Stream } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { MediaDecoder } from "../../pipeline/media/MediaDecoder.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { JobStore } from "../../services/jobs/JobStore.ts"
 import { Signer } from "../../services/security/Signer.ts"
@@ -15,19 +14,18 @@ import { UploadTickets, type UploadTicketRecord } from "../../services/uploads/U
 import { Api } from "../contract/api/Api.ts"
 import { publicBaseUrl } from "./PublicUrl.ts"
 import {
-  FileTooLarge,
   KeyMismatch,
   NotFound,
-  UnsupportedMedia,
   UploadExpired,
   UploadIncomplete,
   ValidationFailed
 } from "../contract/api/Errors.ts"
-import { maxAudioSeconds, maxFileBytes } from "../contract/api/JobsApi.ts"
+import { maxFileBytes } from "../contract/api/JobsApi.ts"
 import { CurrentAccount } from "../contract/api/Security.ts"
 import { JobId } from "../contract/domain/Ids.ts"
-import { acceptedExtensions, extensionOf, isAcceptedMime } from "../contract/domain/MediaTypes.ts"
-import { makeAdmit, makeCreditCheck, checkIdempotencyKey, makeCheckWebhook, idempotencyFor, replayResponse } from "./Submission.ts"
+import { Admission, idempotencyFor } from "../../services/intake/Admission.ts"
+import { fileTooLarge, MediaIntake, mediaKeys } from "../../services/intake/MediaIntake.ts"
+import { admittedResponse } from "./Admitted.ts"
 
 /** Seconds an `upload_url` stays valid. */
 export const uploadUrlLifetimeSeconds = 3600
@@ -44,15 +42,12 @@ export const UploadHandlers = HttpApiBuilder.group(
   Api,
   "uploads",
   Effect.fn(function*(handlers) {
-    const admit = yield* makeAdmit
-    const checkWebhook = yield* makeCheckWebhook
-    const creditCheck = yield* makeCreditCheck
+    const admission = yield* Admission
+    const intake = yield* MediaIntake
     const tickets = yield* UploadTickets
     const store = yield* JobStore
     const signer = yield* Signer
     const config = yield* AppConfig
-    const storage = yield* MediaStorage
-    const decoder = yield* MediaDecoder
 
     const ticketAnswer = (ticket: UploadTicketRecord, baseUrl: string, now: number) => {
       const expires = Math.floor(now / 1000) + uploadUrlLifetimeSeconds
@@ -72,25 +67,14 @@ export const UploadHandlers = HttpApiBuilder.group(
       .handle("init", ({ payload, headers, request }) =>
         Effect.gen(function*() {
           const caller = yield* CurrentAccount
-          const key = yield* checkIdempotencyKey(headers["idempotency-key"])
+          const key = yield* admission.checkIdempotencyKey(headers["idempotency-key"])
           const baseUrl = publicBaseUrl(config, request)
           const now = yield* Clock.currentTimeMillis
-          const extension = extensionOf(payload.filename)
-          if (extension === undefined || !acceptedExtensions.has(extension)) {
-            return yield* new UnsupportedMedia({
-              error: `Files ending in ${extension ? `.${extension}` : "no extension"} are not accepted.`,
-              code: "BAD_EXT"
-            })
-          }
           const contentType = payload.content_type ?? "application/octet-stream"
-          if (!isAcceptedMime(contentType)) {
-            return yield* new UnsupportedMedia({ error: `The type ${contentType} is not audio or video.`, code: "BAD_MIME" })
-          }
-          if (payload.size_bytes > maxFileBytes) {
-            return yield* new FileTooLarge({ error: "The file is larger than 5 GB: split the recording.", code: "FILE_TOO_LARGE" })
-          }
-          yield* checkWebhook(caller, payload.webhook_url)
-          yield* creditCheck(caller, undefined, baseUrl)
+          const extension = yield* intake.accept(payload.filename, contentType)
+          if (payload.size_bytes > maxFileBytes) return yield* fileTooLarge()
+          yield* admission.checkWebhook(caller, payload.webhook_url)
+          yield* admission.creditCheck(caller, undefined, baseUrl)
           const jobId = JobId.make(crypto.randomUUID())
           const idempotency = idempotencyFor(caller, key, "uploads_init")
           if (idempotency !== undefined) {
@@ -115,7 +99,7 @@ export const UploadHandlers = HttpApiBuilder.group(
             jobId,
             accountId: caller.account.id,
             apiKeyId: caller.keyId,
-            objectKey: `uploads/${jobId}/original.${extension}`,
+            objectKey: mediaKeys.directUpload(jobId, extension),
             filename: payload.filename,
             sizeBytes: payload.size_bytes,
             contentType,
@@ -135,7 +119,9 @@ export const UploadHandlers = HttpApiBuilder.group(
           }
           if (ticket.committed_at !== null) {
             const job = yield* store.get(jobId)
-            if (Option.isSome(job)) return replayResponse({ job_id: job.value.id, status: job.value.status })
+            if (Option.isSome(job)) {
+              return admittedResponse({ answer: { job_id: job.value.id, status: job.value.status }, replay: true })
+            }
           }
           if (canonical(payload.options) !== canonical(ticket.options)) {
             return yield* new ValidationFailed({
@@ -156,16 +142,8 @@ export const UploadHandlers = HttpApiBuilder.group(
               received_bytes: null
             })
           }
-          const path = yield* storage.localPath(ticket.object_key).pipe(Effect.orDie)
-          const probe = yield* decoder.probe(path).pipe(Effect.timeoutOption(Duration.seconds(30)))
-          const duration = Option.flatMap(probe, (p) => Option.fromNullishOr(p.durationSeconds))
-          if (Option.isSome(duration) && duration.value > maxAudioSeconds) {
-            return yield* new FileTooLarge({
-              error: `The recording is ${(duration.value / 3600).toFixed(1)} hours long; the limit is 10 hours.`,
-              code: "FILE_TOO_LONG"
-            })
-          }
-          yield* creditCheck(caller, Option.getOrUndefined(duration), publicBaseUrl(config, request))
+          const duration = yield* intake.checkDuration(ticket.object_key)
+          yield* admission.creditCheck(caller, duration, publicBaseUrl(config, request))
           const options = ticket.options as {
             language: string
             diarize: boolean
@@ -173,8 +151,8 @@ export const UploadHandlers = HttpApiBuilder.group(
             source: "upload" | "url" | "recording" | "api"
             webhook_url?: string
           }
-          const webhookUrl = yield* checkWebhook(caller, options.webhook_url)
-          const answer = yield* admit({
+          const webhookUrl = yield* admission.checkWebhook(caller, options.webhook_url)
+          const admitted = yield* admission.admit({
             caller,
             // Two commits racing for one ticket create one job: the second is a replay.
             idempotency: { scope: `upload:${jobId}`, key: "commit", operation: "uploads_commit" },
@@ -196,7 +174,7 @@ export const UploadHandlers = HttpApiBuilder.group(
             }
           })
           yield* tickets.committed(jobId)
-          return answer
+          return admittedResponse(admitted)
         }))
   })
 )

@@ -1,0 +1,57 @@
+/**
+ * An account's view over its jobs: a page of the list (newest first, with the total) and
+ * the batch status call. Ids of other accounts' jobs read as not found.
+ */
+import { Context, Effect, Layer } from "effect"
+import type { BatchStatus } from "../../src/contract/api/JobsApi.ts"
+import type { AccountId } from "../../src/contract/domain/Ids.ts"
+import { JobId } from "../../src/contract/domain/Ids.ts"
+import type { JobList, JobStatus } from "../../src/contract/domain/Job.ts"
+import { JobStore } from "../jobs/JobStore.ts"
+import { makeJobView } from "../jobs/JobViews.ts"
+
+export interface ListQuery {
+  readonly limit?: number | undefined
+  readonly offset?: number | undefined
+  readonly status?: JobStatus | undefined
+}
+
+export class JobQueries extends Context.Service<JobQueries, {
+  /** `unlockUrl` is shown on locked jobs. */
+  list(accountId: AccountId, query: ListQuery, unlockUrl: string): Effect.Effect<typeof JobList.Type>
+  batchStatus(accountId: AccountId, ids: ReadonlyArray<string>): Effect.Effect<typeof BatchStatus.Type>
+}>()("verbatim/access/JobQueries") {
+  static readonly layer = Layer.effect(
+    JobQueries,
+    Effect.gen(function*() {
+      const store = yield* JobStore
+      const jobView = yield* makeJobView
+
+      const list = Effect.fn("JobQueries.list")(function*(accountId: AccountId, query: ListQuery, unlockUrl: string) {
+        const limit = query.limit ?? 20
+        const offset = query.offset ?? 0
+        const page = yield* store.list(accountId, { limit, offset, status: query.status })
+        const jobs = yield* Effect.forEach(page.jobs, (job) => jobView(job, unlockUrl))
+        return { jobs, limit, offset, count: jobs.length, total: page.total }
+      })
+
+      const batchStatus = Effect.fn("JobQueries.batchStatus")(function*(accountId: AccountId, raw: ReadonlyArray<string>) {
+        const ids = [...new Set(raw)].map((id) => JobId.make(id))
+        const found = (yield* store.getMany(ids)).filter((job) => job.account_id === accountId)
+        const byId = new Set<string>(found.map((job) => job.id))
+        return {
+          jobs: found.map((job) => ({
+            job_id: job.id,
+            status: job.status,
+            progress: job.status === "done" ? 100 : job.progress,
+            locked: job.locked,
+            ...(job.status === "failed" ? { error_code: job.error_code ?? "SERVICE_ERROR" } : {})
+          })),
+          not_found: ids.filter((id) => !byId.has(id))
+        }
+      })
+
+      return JobQueries.of({ list, batchStatus })
+    })
+  )
+}
