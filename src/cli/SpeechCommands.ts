@@ -7,7 +7,6 @@ import { Console, Effect, Layer, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { ModelRegistryLayer, PipelineLayer } from "../../layers/Pipeline.ts"
 import { ModelRegistry } from "../../pipeline/models/ModelRegistry.ts"
 import { Transcriber } from "../../pipeline/Transcriber.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
@@ -20,7 +19,7 @@ const progressBar = (progress: number) => {
   return `[${"#".repeat(filled)}${" ".repeat(width - filled)}] ${Math.round(progress).toString().padStart(3)}%`
 }
 
-const transcribe = Command.make(
+const transcribeCommand = Command.make(
   "transcribe",
   {
     file: Argument.File("file", { mustExist: true }).pipe(Argument.withDescription("Audio or video file")),
@@ -63,10 +62,7 @@ const transcribe = Command.make(
       if (format !== "docx") process.stdout.write("\n")
     }
   })
-).pipe(
-  Command.withDescription("Transcribe a file locally with the service's pipeline"),
-  Command.provide(Layer.mergeAll(PipelineLayer, TranscriptFormats.layer))
-)
+).pipe(Command.withDescription("Transcribe a file locally with the service's pipeline"))
 
 const modelsList = Command.make(
   "list",
@@ -100,11 +96,19 @@ const modelsPull = Command.make(
   })
 ).pipe(Command.withDescription("Download a model into the models dir (checksums verified)"))
 
-export const speechCommands = [
-  transcribe,
-  Command.make("models").pipe(
-    Command.withDescription("Whisper models: list, pull"),
-    Command.withSubcommands([modelsList, modelsPull]),
-    Command.provide(ModelRegistryLayer)
-  )
-] as const
+/**
+ * The speech commands, given the pipeline and model registry layers by the entry point
+ * (adapters do not compose layers themselves).
+ */
+export const speechCommands = <EP, RP, EM, RM>(layers: {
+  readonly pipeline: Layer.Layer<Transcriber, EP, RP>
+  readonly models: Layer.Layer<ModelRegistry, EM, RM>
+}) =>
+  [
+    transcribeCommand.pipe(Command.provide(Layer.mergeAll(layers.pipeline, TranscriptFormats.layer))),
+    Command.make("models").pipe(
+      Command.withDescription("Whisper models: list, pull"),
+      Command.withSubcommands([modelsList, modelsPull]),
+      Command.provide(layers.models)
+    )
+  ] as const
