@@ -10,7 +10,8 @@
 import { Effect, type Types } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { AppLogger } from "../../services/observability/AppLogger.ts"
-import { classifyFailure, errorJson, normalizeErrorResponse } from "./ErrorResponses.ts"
+import { BrowserForbidden } from "../contract/api/Errors.ts"
+import { classifyFailure, errorResponse, normalizeErrorResponse } from "./ErrorResponses.ts"
 import { RequestContext } from "./RequestContext.ts"
 
 const saneRequestId = /^[A-Za-z0-9._:-]{1,128}$/
@@ -47,10 +48,10 @@ export const EdgeMiddleware = HttpRouter.middleware(
           accountId: null
         })
         let response: HttpServerResponse.HttpServerResponse = isBrowserRequest(request)
-          ? errorJson(403, {
-            error: "This API is for servers and scripts; browsers may not call it directly.",
-            code: "BROWSER_FORBIDDEN"
-          })
+          ? errorResponse(
+            BrowserForbidden,
+            new BrowserForbidden({ error: "This API is for servers and scripts; browsers may not call it directly." })
+          )
           : yield* httpEffect.pipe(
             Effect.provideService(RequestContext, context),
             Effect.catchCause((cause) => {

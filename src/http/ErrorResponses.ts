@@ -3,13 +3,32 @@
  * params, payloads or queries, malformed JSON, defects) into the `{ error, code }` body.
  * Bad input always gets a 4xx here; only a genuine defect becomes a 500.
  */
-import { Cause, SchemaIssue } from "effect"
+import { Cause, Schema, SchemaIssue } from "effect"
 import { HttpServerError, HttpServerResponse } from "effect/http"
 import { HttpApiError } from "effect/http-api"
-import { ValidationFailed, type ValidationIssue } from "../contract/api/Errors.ts"
+import {
+  BadId,
+  MalformedRequest,
+  NotFound,
+  PayloadTooLarge,
+  ServiceError,
+  UnsupportedContentType,
+  ValidationFailed,
+  type ValidationIssue
+} from "../contract/api/Errors.ts"
 
 export const errorJson = (status: number, body: { readonly error: string; readonly code: string; readonly [extra: string]: unknown }) =>
   HttpServerResponse.jsonUnsafe(body, { status })
+
+/**
+ * An error the contract declares, answered with the class's own status and encoded body,
+ * so what the edge writes is what `/openapi.json` describes (and carries no `_tag`).
+ */
+export const errorResponse = <S extends Schema.Codec<unknown, unknown>>(schema: S, error: S["Type"]) =>
+  errorJson(
+    schema.ast.annotations?.["httpApiStatus"] as number,
+    Schema.encodeSync(schema)(error) as { readonly error: string; readonly code: string }
+  )
 
 const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
 
@@ -42,13 +61,16 @@ export const classifyFailure = (cause: Cause.Cause<unknown>): Classified => {
       if (value.kind === "Params") {
         return {
           _tag: "Response",
-          response: errorJson(400, { error: "The id in the path is not a valid UUID.", code: "BAD_ID" })
+          response: errorResponse(BadId, new BadId({ error: "The id in the path is not a valid UUID." }))
         }
       }
       if (value.kind === "Payload" && isJsonSyntax(value)) {
         return {
           _tag: "Response",
-          response: errorJson(400, { error: "The request body is not valid JSON.", code: "MALFORMED_JSON" })
+          response: errorResponse(
+            MalformedRequest,
+            new MalformedRequest({ error: "The request body is not valid JSON.", code: "MALFORMED_JSON" })
+          )
         }
       }
       if (value.kind === "Payload" || value.kind === "Query" || value.kind === "Headers") {
@@ -56,40 +78,46 @@ export const classifyFailure = (cause: Cause.Cause<unknown>): Classified => {
         const badSource = detail.some((issue) => issue.loc[0] === "body" && issue.loc[1] === "source")
         return {
           _tag: "Response",
-          response: errorJson(422, {
-            error: badSource
-              ? "`source` must be one of upload, url, recording, api."
-              : `The request has ${detail.length === 1 ? "an invalid field" : "invalid fields"}: see detail.`,
-            code: badSource ? "BAD_SOURCE" : "VALIDATION_FAILED",
-            detail
-          })
+          response: errorResponse(
+            ValidationFailed,
+            new ValidationFailed({
+              error: badSource
+                ? "`source` must be one of upload, url, recording, api."
+                : `The request has ${detail.length === 1 ? "an invalid field" : "invalid fields"}: see detail.`,
+              code: badSource ? "BAD_SOURCE" : "VALIDATION_FAILED",
+              detail
+            })
+          )
         }
       }
     }
     if (HttpApiError.HttpApiPayloadTooLarge.is(value)) {
       return {
         _tag: "Response",
-        response: errorJson(413, { error: "The request body is too large.", code: "PAYLOAD_TOO_LARGE" })
+        response: errorResponse(PayloadTooLarge, new PayloadTooLarge({ error: "The request body is too large." }))
       }
     }
     if (HttpServerError.isHttpServerError(value)) {
       if (value.reason._tag === "RouteNotFound") {
         return {
           _tag: "Response",
-          response: errorJson(404, { error: "No such endpoint. The API lives under /v1; see /docs.", code: "NOT_FOUND" })
+          response: errorResponse(NotFound, new NotFound({ error: "No such endpoint. The API lives under /v1; see /docs." }))
         }
       }
       if (value.reason._tag === "RequestParseError") {
         return {
           _tag: "Response",
-          response: errorJson(400, { error: "The request body could not be read.", code: "MALFORMED_REQUEST" })
+          response: errorResponse(
+            MalformedRequest,
+            new MalformedRequest({ error: "The request body could not be read.", code: "MALFORMED_REQUEST" })
+          )
         }
       }
     }
   }
   return {
     _tag: "Defect",
-    response: errorJson(500, { error: "Something went wrong on our side; retry with backoff.", code: "SERVICE_ERROR" })
+    response: errorResponse(ServiceError, new ServiceError({ error: "Something went wrong on our side; retry with backoff." }))
   }
 }
 
@@ -107,13 +135,13 @@ export const validationFailed = (issue: SchemaIssue.Issue, root: string) => {
   })
 }
 
-const codeByStatus: Record<number, string> = {
-  400: "BAD_REQUEST",
-  404: "NOT_FOUND",
-  405: "METHOD_NOT_ALLOWED",
-  413: "PAYLOAD_TOO_LARGE",
-  415: "UNSUPPORTED_CONTENT_TYPE",
-  500: "SERVICE_ERROR"
+/** The contract's error for each status the router answers by itself. */
+const routerErrors: Record<number, (error: string) => HttpServerResponse.HttpServerResponse> = {
+  400: (error) => errorResponse(MalformedRequest, new MalformedRequest({ error, code: "BAD_REQUEST" })),
+  404: (error) => errorResponse(NotFound, new NotFound({ error })),
+  413: (error) => errorResponse(PayloadTooLarge, new PayloadTooLarge({ error })),
+  415: (error) => errorResponse(UnsupportedContentType, new UnsupportedContentType({ error })),
+  500: (error) => errorResponse(ServiceError, new ServiceError({ error }))
 }
 
 /**
@@ -123,11 +151,16 @@ const codeByStatus: Record<number, string> = {
 export const normalizeErrorResponse = (response: HttpServerResponse.HttpServerResponse) => {
   if (response.status < 400 || (response.headers["content-type"] ?? "").includes("json")) return response
   const text = response.body._tag === "Uint8Array" ? new TextDecoder().decode(response.body.body).trim() : ""
-  const code = codeByStatus[response.status] ?? (response.status >= 500 ? "SERVICE_ERROR" : "BAD_REQUEST")
   const error = text !== "" && text.length < 300
     ? `${text.replace(/\.?$/, ".")}`
     : response.status === 415
     ? "This endpoint does not take that Content-Type; send application/json (or multipart/form-data for files)."
     : "The request could not be processed."
-  return errorJson(response.status, { error, code })
+  const make = routerErrors[response.status]
+  return make !== undefined
+    ? make(error)
+    : errorJson(response.status, {
+      error,
+      code: response.status === 405 ? "METHOD_NOT_ALLOWED" : response.status >= 500 ? "SERVICE_ERROR" : "BAD_REQUEST"
+    })
 }

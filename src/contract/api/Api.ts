@@ -7,6 +7,7 @@ import { AccountApi } from "./AccountApi.ts"
 import { JobListApi, JobsApi, SubmitApi, UploadsApi, UploadTransferApi } from "./JobsApi.ts"
 import { BillingApi, PaymentPagesApi } from "./BillingApi.ts"
 import { SystemApi } from "./SystemApi.ts"
+import { truthfulDocument } from "./Document.ts"
 
 export class Api extends HttpApi.make("verbatim")
   .add(AccountApi)
@@ -23,4 +24,5 @@ export class Api extends HttpApi.make("verbatim")
     version: "1.0.0",
     description: "Recorded audio and video to timestamped transcripts. Authenticate with `X-API-Key`."
   }))
+  .annotateMerge(truthfulDocument)
 {}

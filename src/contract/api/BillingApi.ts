@@ -1,7 +1,7 @@
 /** Balance, usage and pay links (`/v1/credits`, `/v1/usage`, `/v1/checkout`). */
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { CreditsUnavailable, NotFound, RateLimited, UnknownSku, ValidationFailed } from "./Errors.ts"
+import { CreditsUnavailable, jsonBodyErrors, NotFound, RateLimited, UnknownSku, ValidationFailed } from "./Errors.ts"
 import { RequireAccount } from "./Security.ts"
 
 export const Workspace = Schema.Struct({
@@ -56,7 +56,7 @@ export class BillingApi extends HttpApiGroup.make("billing")
     HttpApiEndpoint.post("checkout", "/v1/checkout", {
       payload: Schema.Struct({ sku: Schema.String }),
       success: CheckoutView,
-      error: [UnknownSku, RateLimited, ValidationFailed]
+      error: [UnknownSku, RateLimited, ...jsonBodyErrors]
     }).annotateMerge(OpenApi.annotations({
       summary: "Open a pay link",
       description: "Valid 48 hours; the same sku while one is open returns the same link; six new links an hour."

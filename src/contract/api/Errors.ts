@@ -1,7 +1,11 @@
 /**
- * Every error the public API answers with. The body is `{ error, code }` (plus the
- * tag and any documented extra fields); clients branch on `code` and show `error`.
+ * Every error the public API answers with. The body is `{ error, code }` plus the
+ * documented extra fields, nothing else; clients branch on `code` and show `error`.
  * The HTTP status lives on the class so the OpenAPI document and the server agree.
+ *
+ * Each class keeps a `_tag` for matching inside programs (`Effect.catchTag`), but the tag is
+ * omitted when encoding and filled in when decoding: the wire never carries it, and a
+ * typed client still gets the class back from a body without it.
  */
 import { Effect, Schema } from "effect"
 
@@ -11,36 +15,39 @@ const code = <C extends string>(value: C) =>
 
 const message = Schema.String.annotate({ description: "One readable sentence for people." })
 
-export class MissingApiKey extends Schema.TaggedError<MissingApiKey>()("MissingApiKey", {
-  error: message,
+/** The fields every error body shares, and the tag that stays off the wire. */
+const wire = <Tag extends string>(tag: Tag) => ({ _tag: Schema.tagDefaultOmit(tag), error: message })
+
+export class MissingApiKey extends Schema.Error<MissingApiKey>("MissingApiKey")({
+  ...wire("MissingApiKey"),
   code: code("MISSING_API_KEY")
 }, { httpApiStatus: 401 }) {}
 
-export class InvalidApiKey extends Schema.TaggedError<InvalidApiKey>()("InvalidApiKey", {
-  error: message,
+export class InvalidApiKey extends Schema.Error<InvalidApiKey>("InvalidApiKey")({
+  ...wire("InvalidApiKey"),
   code: code("INVALID_API_KEY")
 }, { httpApiStatus: 401 }) {}
 
 /** Reads of a keyless sample job need the claim token its submit answer carried. */
-export class ClaimTokenRequired extends Schema.TaggedError<ClaimTokenRequired>()("ClaimTokenRequired", {
-  error: message,
+export class ClaimTokenRequired extends Schema.Error<ClaimTokenRequired>("ClaimTokenRequired")({
+  ...wire("ClaimTokenRequired"),
   code: Schema.Literals(["MISSING_API_KEY", "INVALID_API_KEY"])
 }, { httpApiStatus: 401 }) {}
 
-export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
-  error: message,
+export class RateLimited extends Schema.Error<RateLimited>("RateLimited")({
+  ...wire("RateLimited"),
   code: Schema.Literals(["RATE_LIMITED", "QUOTA_EXCEEDED"]),
   /** Seconds until a retry can succeed; also sent as the `Retry-After` header. */
   retry_after: Schema.Int
 }, { httpApiStatus: 429 }) {}
 
-export class BadId extends Schema.TaggedError<BadId>()("BadId", {
-  error: message,
+export class BadId extends Schema.Error<BadId>("BadId")({
+  ...wire("BadId"),
   code: code("BAD_ID")
 }, { httpApiStatus: 400 }) {}
 
-export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
-  error: message,
+export class NotFound extends Schema.Error<NotFound>("NotFound")({
+  ...wire("NotFound"),
   code: code("NOT_FOUND")
 }, { httpApiStatus: 404 }) {}
 
@@ -51,45 +58,45 @@ export const ValidationIssue = Schema.Struct({
 })
 export type ValidationIssue = typeof ValidationIssue.Type
 
-export class ValidationFailed extends Schema.TaggedError<ValidationFailed>()("ValidationFailed", {
-  error: message,
+export class ValidationFailed extends Schema.Error<ValidationFailed>("ValidationFailed")({
+  ...wire("ValidationFailed"),
   code: Schema.Literals(["VALIDATION_FAILED", "BAD_SOURCE"]),
   detail: Schema.Array(ValidationIssue)
 }, { httpApiStatus: 422 }) {}
 
-export class BadIdempotencyKey extends Schema.TaggedError<BadIdempotencyKey>()("BadIdempotencyKey", {
-  error: message,
+export class BadIdempotencyKey extends Schema.Error<BadIdempotencyKey>("BadIdempotencyKey")({
+  ...wire("BadIdempotencyKey"),
   code: code("BAD_IDEMPOTENCY_KEY")
 }, { httpApiStatus: 400 }) {}
 
 /** Link refusals of `POST /v1/transcribe/url`: nothing is queued or charged. */
-export class LinkRefusedError extends Schema.TaggedError<LinkRefusedError>()("LinkRefused", {
-  error: message,
+export class LinkRefusedError extends Schema.Error<LinkRefusedError>("LinkRefused")({
+  ...wire("LinkRefused"),
   code: Schema.Literals(["BAD_URL", "UNSUPPORTED_HOST", "SOURCE_GONE", "EPISODE_UNKNOWN", "LINK_IS_A_LIST"])
 }, { httpApiStatus: 400 }) {}
 
-export class FileTooLarge extends Schema.TaggedError<FileTooLarge>()("FileTooLarge", {
-  error: message,
+export class FileTooLarge extends Schema.Error<FileTooLarge>("FileTooLarge")({
+  ...wire("FileTooLarge"),
   code: Schema.Literals(["FILE_TOO_LARGE", "FILE_TOO_LONG"])
 }, { httpApiStatus: 413 }) {}
 
-export class UnsupportedMedia extends Schema.TaggedError<UnsupportedMedia>()("UnsupportedMedia", {
-  error: message,
+export class UnsupportedMedia extends Schema.Error<UnsupportedMedia>("UnsupportedMedia")({
+  ...wire("UnsupportedMedia"),
   code: Schema.Literals(["BAD_EXT", "BAD_MIME"])
 }, { httpApiStatus: 415 }) {}
 
-export class TierForbidden extends Schema.TaggedError<TierForbidden>()("TierForbidden", {
-  error: message,
+export class TierForbidden extends Schema.Error<TierForbidden>("TierForbidden")({
+  ...wire("TierForbidden"),
   code: code("TIER_FORBIDDEN")
 }, { httpApiStatus: 403 }) {}
 
-export class KeyMismatch extends Schema.TaggedError<KeyMismatch>()("KeyMismatch", {
-  error: message,
+export class KeyMismatch extends Schema.Error<KeyMismatch>("KeyMismatch")({
+  ...wire("KeyMismatch"),
   code: code("KEY_MISMATCH")
 }, { httpApiStatus: 403 }) {}
 
-export class ConcurrencyLimit extends Schema.TaggedError<ConcurrencyLimit>()("ConcurrencyLimit", {
-  error: message,
+export class ConcurrencyLimit extends Schema.Error<ConcurrencyLimit>("ConcurrencyLimit")({
+  ...wire("ConcurrencyLimit"),
   code: code("CONCURRENCY_LIMIT"),
   /** Recordings the plan runs at once. */
   limit: Schema.Int,
@@ -99,34 +106,34 @@ export class ConcurrencyLimit extends Schema.TaggedError<ConcurrencyLimit>()("Co
 }, { httpApiStatus: 429 }) {}
 
 /** The upload ticket's signed URL (or the whole ticket) is past its lifetime: ask for a new one. */
-export class UploadExpired extends Schema.TaggedError<UploadExpired>()("UploadExpired", {
-  error: message,
+export class UploadExpired extends Schema.Error<UploadExpired>("UploadExpired")({
+  ...wire("UploadExpired"),
   code: code("UPLOAD_EXPIRED")
 }, { httpApiStatus: 410 }) {}
 
 /** The bytes sent do not match the ticket (`size_bytes`), or nothing was uploaded yet. */
-export class UploadIncomplete extends Schema.TaggedError<UploadIncomplete>()("UploadIncomplete", {
-  error: message,
+export class UploadIncomplete extends Schema.Error<UploadIncomplete>("UploadIncomplete")({
+  ...wire("UploadIncomplete"),
   code: Schema.Literals(["SIZE_MISMATCH", "UPLOAD_MISSING"]),
   expected_bytes: Schema.Int,
   received_bytes: Schema.NullOr(Schema.Int)
 }, { httpApiStatus: 400 }) {}
 
-export class NotReady extends Schema.TaggedError<NotReady>()("NotReady", {
-  error: message,
+export class NotReady extends Schema.Error<NotReady>("NotReady")({
+  ...wire("NotReady"),
   code: code("NOT_READY")
 }, { httpApiStatus: 409 }) {}
 
-export class UnknownSku extends Schema.TaggedError<UnknownSku>()("UnknownSku", {
-  error: message,
+export class UnknownSku extends Schema.Error<UnknownSku>("UnknownSku")({
+  ...wire("UnknownSku"),
   code: code("UNKNOWN_SKU"),
   /** The skus on sale now. */
   sellable: Schema.Array(Schema.String)
 }, { httpApiStatus: 400 }) {}
 
 /** Lack of credit. With an own key the answer carries a pay link for the pack that covers it. */
-export class PaymentRequired extends Schema.TaggedError<PaymentRequired>()("PaymentRequired", {
-  error: message,
+export class PaymentRequired extends Schema.Error<PaymentRequired>("PaymentRequired")({
+  ...wire("PaymentRequired"),
   code: Schema.Literals(["NO_CREDITS", "INSUFFICIENT_CREDITS_FOR_DURATION", "transcript_locked", "API_ACCESS_REQUIRED"]),
   checkout_url: Schema.optionalKey(Schema.String),
   upgrade_url: Schema.optionalKey(Schema.String),
@@ -134,7 +141,49 @@ export class PaymentRequired extends Schema.TaggedError<PaymentRequired>()("Paym
   required_minutes: Schema.optionalKey(Schema.Number)
 }, { httpApiStatus: 402 }) {}
 
-export class CreditsUnavailable extends Schema.TaggedError<CreditsUnavailable>()("CreditsUnavailable", {
-  error: message,
+export class CreditsUnavailable extends Schema.Error<CreditsUnavailable>("CreditsUnavailable")({
+  ...wire("CreditsUnavailable"),
   code: code("CREDITS_UNAVAILABLE")
 }, { httpApiStatus: 503 }) {}
+
+/*
+ * Answers of the request edge rather than of a handler: the body could not be read, was
+ * too large or of a type the route does not take, a browser called, or a defect.
+ */
+
+/** `MALFORMED_JSON` for an unparsable JSON body; `MALFORMED_REQUEST` for broken framing. */
+export class MalformedRequest extends Schema.Error<MalformedRequest>("MalformedRequest")({
+  ...wire("MalformedRequest"),
+  code: Schema.Literals(["MALFORMED_JSON", "MALFORMED_REQUEST", "BAD_REQUEST"])
+}, { httpApiStatus: 400 }) {}
+
+export class PayloadTooLarge extends Schema.Error<PayloadTooLarge>("PayloadTooLarge")({
+  ...wire("PayloadTooLarge"),
+  code: code("PAYLOAD_TOO_LARGE")
+}, { httpApiStatus: 413 }) {}
+
+/** The request's Content-Type is not one the route takes (JSON, or multipart for files). */
+export class UnsupportedContentType extends Schema.Error<UnsupportedContentType>("UnsupportedContentType")({
+  ...wire("UnsupportedContentType"),
+  code: code("UNSUPPORTED_CONTENT_TYPE")
+}, { httpApiStatus: 415 }) {}
+
+/** Any request carrying `Origin`, and every CORS preflight: the API is for servers and scripts. */
+export class BrowserForbidden extends Schema.Error<BrowserForbidden>("BrowserForbidden")({
+  ...wire("BrowserForbidden"),
+  code: code("BROWSER_FORBIDDEN")
+}, { httpApiStatus: 403 }) {}
+
+export class ServiceError extends Schema.Error<ServiceError>("ServiceError")({
+  ...wire("ServiceError"),
+  code: code("SERVICE_ERROR")
+}, { httpApiStatus: 500 }) {}
+
+/** What every route may answer besides its own errors; the document lists them on each operation. */
+export const edgeErrors = [BrowserForbidden, ServiceError] as const
+
+/** Errors of a route whose path carries a job id (answered before any handler runs). */
+export const pathIdErrors = [BadId] as const
+
+/** Errors of a route that decodes a JSON body. */
+export const jsonBodyErrors = [MalformedRequest, ValidationFailed, UnsupportedContentType] as const

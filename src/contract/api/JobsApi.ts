@@ -10,6 +10,10 @@ import { Transcript, TranscriptFormat } from "../domain/Transcript.ts"
 import {
   BadIdempotencyKey,
   ClaimTokenRequired,
+  jsonBodyErrors,
+  MalformedRequest,
+  pathIdErrors,
+  UnsupportedContentType,
   ConcurrencyLimit,
   FileTooLarge,
   KeyMismatch,
@@ -25,6 +29,7 @@ import {
   ValidationFailed
 } from "./Errors.ts"
 import { AllowGuest, RequireAccount } from "./Security.ts"
+import { responseHeaders } from "./Document.ts"
 
 /** 5 GB: the largest file a job accepts (direct upload or multipart). */
 export const maxFileBytes = 5 * 1000 ** 3
@@ -52,7 +57,15 @@ export type SubmitOptions = typeof SubmitOptions.Type
 
 const idempotencyHeader = {
   "idempotency-key": Schema.optionalKey(Schema.String.annotate({
-    description: "1..255 of `A-Z a-z 0-9 _ . : / -`. A replay returns the original job with 200."
+    description: "1..255 of `A-Z a-z 0-9 _ . : / -`. The same key with the same account within 24 hours " +
+      "replays the original answer with 200 and `X-Idempotent-Replay: true` instead of creating a job."
+  }))
+}
+
+/** Keyless sample jobs are read with the token their submit answer carried. */
+const claimTokenHeader = {
+  "x-claim-token": Schema.optionalKey(Schema.String.annotate({
+    description: "For a keyless sample job: the `claim_token` of its submit answer. Ignored with an API key."
   }))
 }
 
@@ -67,29 +80,36 @@ const submitErrors = [
 
 const Accepted = SubmitAnswer.pipe(HttpApiSchema.status(202))
 
+/** 202 for a new job; 200 (same body) for an idempotent replay or an already-committed upload. */
+const submitted = [Accepted, SubmitAnswer] as const
+
+const replayHeader = responseHeaders({
+  200: { "X-Idempotent-Replay": { description: "`true` when the answer replays an earlier request's job." } }
+})
+
 export class SubmitApi extends HttpApiGroup.make("submit")
   .add(
     HttpApiEndpoint.post("upload", "/v1/transcribe", {
       payload: Schema.Unknown.pipe(HttpApiSchema.asMultipartStream({ maxParts: 16, maxFieldSize: 64 * 1024 })),
       headers: idempotencyHeader,
-      success: Accepted,
-      error: [...submitErrors, FileTooLarge, UnsupportedMedia]
+      success: submitted,
+      error: [...submitErrors, FileTooLarge, UnsupportedMedia, MalformedRequest, UnsupportedContentType]
     }).annotateMerge(OpenApi.annotations({
       summary: "Submit a file (multipart)",
       description: "multipart/form-data with `file` plus the shared options as fields (`language`, " +
         "`diarize`, `word_timestamps`, `source`, `webhook_url`). The file is streamed to storage. " +
         "200 with `X-Idempotent-Replay: true` on an idempotent replay."
-    })),
+    })).annotateMerge(replayHeader),
     HttpApiEndpoint.post("url", "/v1/transcribe/url", {
       payload: Schema.Struct({ url: Schema.String.check(Schema.isBetweenLength(8, 2000)), ...options }),
       headers: idempotencyHeader,
-      success: Accepted,
-      error: [...submitErrors, LinkRefusedError]
+      success: submitted,
+      error: [...submitErrors, LinkRefusedError, MalformedRequest, UnsupportedContentType]
     }).annotateMerge(OpenApi.annotations({
       summary: "Submit a public link",
       description: "A direct media link, a podcast episode page, or a show page / RSS feed (latest episode). " +
         "Refusals (400) queue and charge nothing."
-    }))
+    })).annotateMerge(replayHeader)
   )
   .middleware(AllowGuest)
   .annotateMerge(OpenApi.annotations({ title: "Submit" }))
@@ -124,17 +144,28 @@ export class UploadsApi extends HttpApiGroup.make("uploads")
       payload: UploadInit,
       headers: idempotencyHeader,
       success: UploadTicket,
-      error: [BadIdempotencyKey, FileTooLarge, UnsupportedMedia, TierForbidden, ValidationFailed, PaymentRequired]
+      error: [BadIdempotencyKey, FileTooLarge, UnsupportedMedia, TierForbidden, PaymentRequired, ...jsonBodyErrors]
     }).annotateMerge(OpenApi.annotations({
       summary: "Start a direct upload",
       description: "Returns a short-lived signed `upload_url` on this service. Send the bytes there with " +
         "`method` and `headers`, then commit."
-    })),
+    })).annotateMerge(replayHeader),
     HttpApiEndpoint.post("commit", "/v1/uploads/:job_id/commit", {
       params: { job_id: JobIdParam },
       payload: UploadCommit,
-      success: [Accepted, SubmitAnswer],
-      error: [KeyMismatch, NotFound, UploadExpired, UploadIncomplete, ConcurrencyLimit, ValidationFailed, FileTooLarge, TierForbidden, PaymentRequired]
+      success: submitted,
+      error: [
+        ...pathIdErrors,
+        ...jsonBodyErrors,
+        KeyMismatch,
+        NotFound,
+        UploadExpired,
+        UploadIncomplete,
+        ConcurrencyLimit,
+        FileTooLarge,
+        TierForbidden,
+        PaymentRequired
+      ]
     }).annotateMerge(OpenApi.annotations({
       summary: "Commit a direct upload",
       description: "Echo `object_key` and `options` from the ticket unchanged. 202 for the new job; 200 with " +
@@ -153,7 +184,7 @@ export class UploadTransferApi extends HttpApiGroup.make("uploadTransfer")
       query: { expires: Schema.String, signature: Schema.String },
       payload: HttpApiSchema.StreamUint8Array({ contentType: "application/octet-stream" }),
       success: Schema.Struct({ object_key: Schema.String, received_bytes: Schema.Int }),
-      error: [KeyMismatch, UploadExpired, UploadIncomplete, FileTooLarge, NotFound]
+      error: [...pathIdErrors, ValidationFailed, KeyMismatch, UploadExpired, UploadIncomplete, FileTooLarge, NotFound]
     }).annotateMerge(OpenApi.annotations({
       summary: "Upload bytes to a ticket's signed URL",
       description: "Any content type is accepted; the body is streamed to storage."
@@ -193,7 +224,7 @@ export class JobListApi extends HttpApiGroup.make("jobList")
         ids: Schema.Array(JobIdParam).check(Schema.isBetweenLength(1, 50))
       }),
       success: BatchStatus,
-      error: [ValidationFailed]
+      error: jsonBodyErrors
     }).annotateMerge(OpenApi.annotations({
       summary: "Status of up to 50 jobs",
       description: "Has its own budget of 600 requests per minute."
@@ -204,22 +235,31 @@ export class JobListApi extends HttpApiGroup.make("jobList")
 {}
 
 const jobParams = { job_id: JobIdParam }
-const jobErrors = [NotFound, ClaimTokenRequired] as const
+const jobErrors = [...pathIdErrors, NotFound, ClaimTokenRequired] as const
 
 export class JobsApi extends HttpApiGroup.make("jobs")
   .add(
     HttpApiEndpoint.get("get", "/v1/jobs/:job_id", {
       params: jobParams,
-      headers: { "if-none-match": Schema.optionalKey(Schema.String) },
+      headers: {
+        ...claimTokenHeader,
+        "if-none-match": Schema.optionalKey(Schema.String.annotate({
+          description: "An `ETag` this job answered before: 304 without a body while the job is unchanged."
+        }))
+      },
       success: [JobView, HttpApiSchema.Empty(304)],
       error: jobErrors
     }).annotateMerge(OpenApi.annotations({
       summary: "Get a job",
       description: "Strong `ETag`; send it back as `If-None-Match` for a 304 while nothing changed. " +
         "Poll every 3 seconds or slower."
+    })).annotateMerge(responseHeaders({
+      200: { ETag: { description: "Strong validator of this job's state." } },
+      304: { ETag: { description: "The unchanged job's validator." } }
     })),
     HttpApiEndpoint.delete("remove", "/v1/jobs/:job_id", {
       params: jobParams,
+      headers: claimTokenHeader,
       success: HttpApiSchema.NoContent,
       error: jobErrors
     }).annotateMerge(OpenApi.annotations({
@@ -230,6 +270,7 @@ export class JobsApi extends HttpApiGroup.make("jobs")
     HttpApiEndpoint.get("result", "/v1/jobs/:job_id/result", {
       params: jobParams,
       query: { format: Schema.optionalKey(TranscriptFormat) },
+      headers: claimTokenHeader,
       success: [
         Transcript,
         Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/plain" })),
@@ -254,8 +295,9 @@ export class JobsApi extends HttpApiGroup.make("jobs")
           text: Schema.String.check(Schema.isMaxLength(10_000))
         })).check(Schema.isBetweenLength(1, 10_000))
       }),
+      headers: claimTokenHeader,
       success: Transcript,
-      error: [...jobErrors, NotReady, ValidationFailed]
+      error: [...jobErrors, ...jsonBodyErrors, NotReady]
     }).annotateMerge(OpenApi.annotations({
       summary: "Correct transcript text",
       description: "Replaces the text of segments by index (0-based, as in the json result). Timing is " +
@@ -263,6 +305,7 @@ export class JobsApi extends HttpApiGroup.make("jobs")
     })),
     HttpApiEndpoint.post("restore", "/v1/jobs/:job_id/restore", {
       params: jobParams,
+      headers: claimTokenHeader,
       success: JobView,
       error: jobErrors
     }).annotateMerge(OpenApi.annotations({
