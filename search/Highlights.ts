@@ -1,0 +1,53 @@
+/**
+ * Which words of a hit to mark for a question. Pure.
+ *
+ * A word is marked when it shares a long prefix with a question word that is not a
+ * stop word (a crude stemmer that works across languages: "closes" ~ "close",
+ * "libraries" ~ "library", "mercados" ~ "mercado"). Semantic hits may mark nothing:
+ * the point of them is that they match without sharing words.
+ */
+
+/** [start, end) character offsets into the hit's text. */
+export type Highlight = readonly [start: number, end: number]
+
+// Function words of the languages the quality test covers (English, Spanish); a missing
+// one only costs a superfluous highlight.
+const stopWords = new Set(
+  (
+    "a an and are as at be been but by can could did do does for from had has have how i if in into is it its " +
+    "me my no not of on or our so than that the their them then there these they this to was we were what when " +
+    "where which who whom why will with would you your about after again all also any because before being both " +
+    "de del el la las los un una unos unas y o en por para con sin que qué cuando cuándo donde dónde como cómo " +
+    "es son al lo se su sus le les mi tu muy más mas"
+  ).split(" ")
+)
+
+const fold = (word: string): string => word.normalize("NFD").replace(/\p{Mn}/gu, "").toLowerCase()
+
+const wordPattern = /[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu
+
+/** The question's content words, folded (lower case, no accents). */
+export const queryTerms = (q: string): ReadonlyArray<string> =>
+  Array.from(new Set(Array.from(q.matchAll(wordPattern), (m) => fold(m[0])).filter((w) => w.length >= 3 && !stopWords.has(w))))
+
+const commonPrefix = (a: string, b: string): number => {
+  let n = 0
+  while (n < a.length && n < b.length && a[n] === b[n]) n++
+  return n
+}
+
+export const termMatches = (term: string, word: string): boolean => {
+  if (term === word) return true
+  const shared = commonPrefix(term, word)
+  return shared >= 4 && shared >= Math.min(term.length, word.length) - 2
+}
+
+export const highlights = (text: string, terms: ReadonlyArray<string>): ReadonlyArray<Highlight> => {
+  if (terms.length === 0) return []
+  const out: Array<Highlight> = []
+  for (const match of text.matchAll(wordPattern)) {
+    const word = fold(match[0])
+    if (terms.some((t) => termMatches(t, word))) out.push([match.index, match.index + match[0].length])
+  }
+  return out
+}

@@ -1,0 +1,228 @@
+/**
+ * Search passages in Postgres (migration 0006): cosine nearest neighbours through pgvector
+ * (HNSW) or, on a server without it, an exact scan done here; full-text through
+ * `tsvector` in the job language's configuration; both lists fused by reciprocal rank.
+ *
+ * Full-text matching is OR over the question's lexemes, ranked by `ts_rank_cd`: a
+ * natural-language question rarely has all its words in one passage. The question is
+ * stemmed in every configuration the library may use (or only the requested language's),
+ * so an English question meets English stems and a Spanish one Spanish stems.
+ */
+import { Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import type { Moment } from "./Passages.ts"
+import { type Candidate, type CandidateQuery, SearchBackend, type StoredPassage } from "./SearchBackend.ts"
+
+/** ISO 639-1 → Postgres text search configuration (those shipped since Postgres 13). */
+const configByLanguage: Readonly<Record<string, string>> = {
+  ar: "arabic",
+  da: "danish",
+  de: "german",
+  el: "greek",
+  en: "english",
+  es: "spanish",
+  fi: "finnish",
+  fr: "french",
+  ga: "irish",
+  hu: "hungarian",
+  id: "indonesian",
+  it: "italian",
+  lt: "lithuanian",
+  ne: "nepali",
+  nl: "dutch",
+  no: "norwegian",
+  pt: "portuguese",
+  ro: "romanian",
+  ru: "russian",
+  sr: "serbian",
+  sv: "swedish",
+  ta: "tamil",
+  tr: "turkish"
+}
+
+/** RRF constant: ranks deeper than ~60 barely matter, as in the original RRF paper. */
+export const RRF_K = 60
+/** Each list is cut at this depth before fusion. */
+const LIST_DEPTH = 50
+
+const Row = Schema.Struct({
+  id: Schema.Union([Schema.Number, Schema.String, Schema.BigInt]),
+  job_id: Schema.String,
+  filename: Schema.NullOr(Schema.String),
+  kind: Schema.Literals(["window", "segment"]),
+  start: Schema.Number,
+  end: Schema.Number,
+  speaker: Schema.NullOr(Schema.String),
+  text: Schema.String,
+  moments: Schema.Unknown
+})
+const decodeRows = Schema.decodeUnknownEffect(Schema.Array(Row))
+
+const vectorLiteral = (v: Float32Array): string => `[${Array.from(v).join(",")}]`
+const vectorBytes = (v: Float32Array): Uint8Array => new Uint8Array(v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength))
+
+const dotBytes = (bytes: Uint8Array, q: Float32Array): number => {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  let sum = 0
+  for (let i = 0; i < q.length; i++) sum += view.getFloat32(i * 4, true) * q[i]!
+  return sum
+}
+
+/** Reciprocal rank fusion: Σ weight / (k + rank) over the lists an item appears in. */
+export const reciprocalRankFusion = (
+  lists: ReadonlyArray<{ readonly ids: ReadonlyArray<string>; readonly weight: number }>,
+  k = RRF_K
+): Array<{ readonly id: string; readonly score: number }> => {
+  const scores = new Map<string, number>()
+  for (const list of lists) {
+    list.ids.forEach((id, index) => scores.set(id, (scores.get(id) ?? 0) + list.weight / (k + index + 1)))
+  }
+  return Array.from(scores, ([id, score]) => ({ id, score })).sort((a, b) => b.score - a.score)
+}
+
+export const PostgresSearchBackend = {
+  /**
+   * `lexicalWeight` scales the full-text list in the fusion (the vector list weighs 1):
+   * paraphrased questions share few words with their answer, and OR-matching finds some
+   * stray word in many passages, so a full-text rank counts for less than a semantic one.
+   */
+  layer: (options: { readonly lexicalWeight?: number } = {}) =>
+    Layer.effect(
+      SearchBackend,
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const lexicalWeight = options.lexicalWeight ?? 0.5
+        const [column] = yield* sql<{ udt_name: string }>`SELECT udt_name FROM information_schema.columns
+          WHERE table_name = 'search_passages' AND column_name = 'embedding'`.pipe(Effect.orDie)
+        const pgvector = column?.udt_name === "vector"
+        const installedConfigs = new Set(
+          (yield* sql<{ cfgname: string }>`SELECT cfgname FROM pg_ts_config`.pipe(Effect.orDie)).map((r) => r.cfgname)
+        )
+        const configFor = (language: string | null | undefined): string => {
+          const config = language === null || language === undefined
+            ? undefined
+            : configByLanguage[language.toLowerCase().slice(0, 2)]
+          return config !== undefined && installedConfigs.has(config) ? config : "simple"
+        }
+        const allConfigs = ["simple", ...Object.values(configByLanguage).filter((c) => installedConfigs.has(c))]
+
+        const toStored = (row: typeof Row.Type): StoredPassage => ({
+          jobId: row.job_id,
+          filename: row.filename,
+          kind: row.kind,
+          start: row.start,
+          end: row.end,
+          speaker: row.speaker,
+          text: row.text,
+          moments: (typeof row.moments === "string" ? JSON.parse(row.moments) : row.moments) as ReadonlyArray<Moment>
+        })
+
+        const replaceJob = Effect.fn("SearchBackend.replaceJob")(
+          function*(accountId: string, jobId: string, meta: Parameters<SearchBackend["Service"]["replaceJob"]>[2], documents: Parameters<SearchBackend["Service"]["replaceJob"]>[3]) {
+            const tsConfig = configFor(meta.language)
+            const rows = documents.map((d) => ({
+              account_id: accountId,
+              job_id: jobId,
+              kind: d.kind,
+              start: d.start,
+              end: d.end,
+              speaker: d.speaker,
+              text: d.text,
+              moments: JSON.stringify(d.moments),
+              filename: meta.filename,
+              language: meta.language,
+              ts_config: tsConfig,
+              created_at: meta.created_at,
+              embedding: pgvector ? vectorLiteral(d.embedding) : vectorBytes(d.embedding)
+            }))
+            yield* sql.withTransaction(Effect.gen(function*() {
+              yield* sql`DELETE FROM search_passages WHERE job_id = ${jobId}`
+              // Chunks keep a statement under the protocol's 65535-parameter limit.
+              for (let i = 0; i < rows.length; i += 500) {
+                const chunk = rows.slice(i, i + 500)
+                if (chunk.length > 0) yield* sql`INSERT INTO search_passages ${sql.insert(chunk as [typeof chunk[0] & {}])}`
+              }
+            }))
+          },
+          Effect.orDie
+        )
+
+        const removeJob = Effect.fn("SearchBackend.removeJob")(
+          function*(jobId: string) {
+            yield* sql`DELETE FROM search_passages WHERE job_id = ${jobId}`
+          },
+          Effect.orDie
+        )
+
+        const filters = (query: CandidateQuery) =>
+          sql.and([
+            sql`account_id = ${query.accountId}`,
+            ...(query.kind === undefined ? [] : [sql`kind = ${query.kind}`]),
+            ...(query.jobIds === undefined ? [] : query.jobIds.length === 0 ? [sql`false`] : [sql.in("job_id", query.jobIds)]),
+            ...(query.language === undefined ? [] : [sql`language = ${query.language}`]),
+            ...(query.since === undefined ? [] : [sql`created_at >= ${query.since}`]),
+            ...(query.until === undefined ? [] : [sql`created_at < ${query.until}`])
+          ])
+        const columns = sql.literal(`id, job_id::text AS job_id, filename, kind, start, "end", speaker, text, moments`)
+
+        const semantic = (query: CandidateQuery, depth: number) =>
+          pgvector
+            ? sql.withTransaction(Effect.gen(function*() {
+              // Filtered HNSW scans keep walking the graph until enough rows pass the filter.
+              yield* sql`SET LOCAL hnsw.iterative_scan = relaxed_order`
+              yield* sql`SET LOCAL hnsw.ef_search = 100`
+              return yield* sql`SELECT ${columns} FROM search_passages WHERE ${filters(query)}
+                ORDER BY embedding <=> ${vectorLiteral(query.vector)}::vector LIMIT ${depth}`
+            }))
+            : Effect.gen(function*() {
+              // Exact scan: read the matching rows' vectors, keep the best `depth`.
+              const all = yield* sql<{ id: string; embedding: Uint8Array }>`SELECT id::text AS id, embedding
+                FROM search_passages WHERE ${filters(query)}`
+              const best = all
+                .map((r) => ({ id: r.id, score: dotBytes(r.embedding, query.vector) }))
+                .sort((a, b) => b.score - a.score)
+                .slice(0, depth)
+              if (best.length === 0) return []
+              const rows = yield* sql`SELECT ${columns} FROM search_passages WHERE ${sql.in("id", best.map((b) => b.id))}`
+              const order = new Map(best.map((b, i) => [b.id, i]))
+              return [...rows].sort((a, b) => order.get(String(a["id"]))! - order.get(String(b["id"]))!)
+            })
+
+        const lexical = (query: CandidateQuery, depth: number) => {
+          const configs = query.language === undefined ? allConfigs : [configFor(query.language)]
+          return sql`WITH lexemes AS (
+              SELECT DISTINCT unnest(tsvector_to_array(to_tsvector(c::regconfig, ${query.q}))) AS lexeme
+              FROM unnest(string_to_array(${configs.join(",")}, ',')) AS c
+            ), question AS (
+              SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery AS tq FROM lexemes
+            )
+            SELECT ${columns} FROM search_passages, question
+            WHERE tsv @@ question.tq AND ${filters(query)}
+            ORDER BY ts_rank_cd(tsv, question.tq) DESC, id LIMIT ${depth}`
+        }
+
+        const candidates = Effect.fn("SearchBackend.candidates")(
+          function*(query: CandidateQuery) {
+            const depth = Math.max(query.limit, LIST_DEPTH)
+            const [semanticRows, lexicalRows] = yield* Effect.all([
+              Effect.flatMap(semantic(query, depth), decodeRows),
+              Effect.flatMap(lexical(query, depth), decodeRows)
+            ])
+            const byId = new Map<string, typeof Row.Type>()
+            for (const row of [...semanticRows, ...lexicalRows]) byId.set(String(row.id), row)
+            const fused = reciprocalRankFusion([
+              { ids: semanticRows.map((r) => String(r.id)), weight: 1 },
+              { ids: lexicalRows.map((r) => String(r.id)), weight: lexicalWeight }
+            ])
+            return fused.slice(0, query.limit).map((f): Candidate => ({
+              passage: toStored(byId.get(f.id)!),
+              score: f.score
+            }))
+          },
+          Effect.orDie
+        )
+
+        return SearchBackend.of({ replaceJob, removeJob, candidates })
+      })
+    )
+}

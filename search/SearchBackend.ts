@@ -1,0 +1,58 @@
+/**
+ * Where passages are stored and first ranked: Postgres (pgvector + tsvector, fused by
+ * reciprocal rank) or Meilisearch (hybrid search). `SearchIndex` owns everything above:
+ * cutting, embedding, narrowing a passage to its best moment, merging, highlighting.
+ */
+import { Context, type Effect } from "effect"
+import type { Moment, Passage, PassageKind } from "./Passages.ts"
+
+/** Facts about the job stored with each of its passages. */
+export interface JobMeta {
+  readonly filename: string | null
+  /** The transcript's language (ISO 639-1), chooses the full-text configuration. */
+  readonly language: string | null
+  /** The job's creation time; `since`/`until` filter on it. */
+  readonly created_at: Date
+}
+
+export interface PassageDocument extends Passage {
+  readonly embedding: Float32Array
+}
+
+export interface StoredPassage {
+  readonly jobId: string
+  readonly filename: string | null
+  readonly kind: PassageKind
+  readonly start: number
+  readonly end: number
+  readonly speaker: string | null
+  readonly text: string
+  readonly moments: ReadonlyArray<Moment>
+}
+
+export interface CandidateQuery {
+  readonly accountId: string
+  readonly q: string
+  /** The query's embedding (same model, same one-text-per-run rule as the passages). */
+  readonly vector: Float32Array
+  readonly limit: number
+  readonly kind?: PassageKind | undefined
+  readonly jobIds?: ReadonlyArray<string> | undefined
+  readonly language?: string | undefined
+  readonly since?: Date | undefined
+  readonly until?: Date | undefined
+}
+
+export interface Candidate {
+  readonly passage: StoredPassage
+  /** Higher is better; only the order within one answer is meaningful. */
+  readonly score: number
+}
+
+export class SearchBackend extends Context.Service<SearchBackend, {
+  /** Replaces every passage of the job (a re-index after a correction is the same call). */
+  replaceJob(accountId: string, jobId: string, meta: JobMeta, documents: ReadonlyArray<PassageDocument>): Effect.Effect<void>
+  removeJob(jobId: string): Effect.Effect<void>
+  /** The account's passages best matching the query, best first, never another account's. */
+  candidates(query: CandidateQuery): Effect.Effect<ReadonlyArray<Candidate>>
+}>()("verbatim/search/SearchBackend") {}

@@ -1,0 +1,193 @@
+/**
+ * Library search: indexing a finished job's transcript and answering natural-language
+ * questions over one account's library. Storage and first ranking are the backend's
+ * (Postgres or Meilisearch, see SearchBackend.ts); this service decides what a hit is.
+ *
+ * A hit is a moment, not a passage: the segment inside a matching passage that matches
+ * best, with its own times. Windows find the right stretch of talk; a second, segment-only
+ * ranking restricted to the same jobs picks the moment inside each window. Candidates
+ * that land on the same moment add their scores (found both as a window and as the
+ * segment itself is the strongest evidence); hits overlapping in time within one job are
+ * merged. `score` is that fused reciprocal-rank score: comparable within one answer only.
+ */
+import { Context, Effect, Layer, Schema } from "effect"
+import type { Transcript } from "../src/contract/domain/Transcript.ts"
+import { Embedder } from "./Embedder.ts"
+import { type Highlight, highlights, queryTerms, termMatches } from "./Highlights.ts"
+import { cutPassages, type Moment } from "./Passages.ts"
+import { type Candidate, type JobMeta, SearchBackend } from "./SearchBackend.ts"
+
+export const QUERY_MAX_CHARS = 500
+export const DEFAULT_LIMIT = 10
+export const MAX_LIMIT = 50
+/** Passages ranked before narrowing to moments. */
+const CANDIDATES = 40
+/** Segments ranked to choose the moment inside the candidate windows. */
+const MOMENT_CANDIDATES = 100
+
+export class InvalidSearchQuery extends Schema.TaggedError<InvalidSearchQuery>()("InvalidSearchQuery", {
+  message: Schema.String
+}) {}
+
+export interface SearchRequest {
+  readonly accountId: string
+  /** 1..500 characters (after trimming). */
+  readonly q: string
+  /** 1..50, default 10. */
+  readonly limit?: number | undefined
+  readonly jobIds?: ReadonlyArray<string> | undefined
+  /** ISO 639-1 of the transcripts to search. */
+  readonly language?: string | undefined
+  /** Jobs created at or after this time. */
+  readonly since?: Date | undefined
+  /** Jobs created before this time. */
+  readonly until?: Date | undefined
+}
+
+export interface SearchHit {
+  readonly job_id: string
+  readonly filename: string | null
+  readonly start: number
+  readonly end: number
+  readonly text: string
+  readonly speaker: string | null
+  readonly score: number
+  /** Character ranges of `text` that share a stem with the question's words. */
+  readonly highlights: ReadonlyArray<Highlight>
+}
+
+interface ScoredMoment {
+  readonly jobId: string
+  readonly filename: string | null
+  readonly moment: Moment
+  score: number
+}
+
+const momentKey = (jobId: string, m: { readonly start: number; readonly end: number }) => `${jobId}@${m.start}-${m.end}`
+
+/** The moment of a window: best-ranked segment inside it, else the most words of the question. */
+const momentOf = (candidate: Candidate, segmentRank: ReadonlyMap<string, number>, terms: ReadonlyArray<string>): Moment => {
+  const moments = candidate.passage.moments
+  let best = moments[0]!
+  let bestRank = Infinity
+  for (const m of moments) {
+    const rank = segmentRank.get(momentKey(candidate.passage.jobId, m))
+    if (rank !== undefined && rank < bestRank) {
+      best = m
+      bestRank = rank
+    }
+  }
+  if (bestRank < Infinity) return best
+  let most = 0
+  for (const m of moments) {
+    const words = m.text.toLowerCase().split(/\s+/u)
+    const shared = terms.filter((t) => words.some((w) => termMatches(t, w))).length
+    if (shared > most) {
+      best = m
+      most = shared
+    }
+  }
+  return best
+}
+
+/** Best first; a moment overlapping an earlier hit of the same job joins that hit. */
+export const mergeMoments = (scored: ReadonlyArray<ScoredMoment>, limit: number, terms: ReadonlyArray<string>): Array<SearchHit> => {
+  const hits: Array<{ jobId: string; filename: string | null; moments: Array<Moment>; start: number; end: number; score: number }> = []
+  for (const s of [...scored].sort((a, b) => b.score - a.score)) {
+    const into = hits.find((h) => h.jobId === s.jobId && s.moment.start < h.end && s.moment.end > h.start)
+    if (into !== undefined) {
+      into.moments.push(s.moment)
+      into.start = Math.min(into.start, s.moment.start)
+      into.end = Math.max(into.end, s.moment.end)
+      continue
+    }
+    if (hits.length === limit) continue
+    hits.push({ jobId: s.jobId, filename: s.filename, moments: [s.moment], start: s.moment.start, end: s.moment.end, score: s.score })
+  }
+  return hits.map((h) => {
+    const moments = [...h.moments].sort((a, b) => a.start - b.start)
+    const text = moments.map((m) => m.text).join(" ")
+    return {
+      job_id: h.jobId,
+      filename: h.filename,
+      start: h.start,
+      end: h.end,
+      text,
+      speaker: moments[0]!.speaker,
+      score: h.score,
+      highlights: highlights(text, terms)
+    }
+  })
+}
+
+export class SearchIndex extends Context.Service<SearchIndex, {
+  /** Cuts, embeds and stores the job's passages, replacing any it had. Returns how many. */
+  indexJob(accountId: string, jobId: string, meta: JobMeta, transcript: Transcript): Effect.Effect<number>
+  /** Removes every passage of the job (delete and purge; restore indexes it again). */
+  removeJob(jobId: string): Effect.Effect<void>
+  /** The account's best moments for the question, best first; never another account's. */
+  search(request: SearchRequest): Effect.Effect<ReadonlyArray<SearchHit>, InvalidSearchQuery>
+}>()("verbatim/search/SearchIndex") {
+  static readonly layer = Layer.effect(
+    SearchIndex,
+    Effect.gen(function*() {
+      const backend = yield* SearchBackend
+      const embedder = yield* Embedder
+
+      const indexJob = Effect.fn("SearchIndex.indexJob")(
+        function*(accountId: string, jobId: string, meta: JobMeta, transcript: Transcript) {
+          const passages = cutPassages(transcript)
+          const vectors = yield* embedder.embed(passages.map((p) => p.text))
+          yield* backend.replaceJob(accountId, jobId, meta, passages.map((p, i) => ({ ...p, embedding: vectors[i]! })))
+          return passages.length
+        }
+      )
+
+      const removeJob = Effect.fn("SearchIndex.removeJob")(function*(jobId: string) {
+        yield* backend.removeJob(jobId)
+      })
+
+      const search = Effect.fn("SearchIndex.search")(function*(request: SearchRequest) {
+        const q = request.q.trim()
+        if (q.length === 0 || q.length > QUERY_MAX_CHARS) {
+          return yield* new InvalidSearchQuery({ message: `q must be 1 to ${QUERY_MAX_CHARS} characters` })
+        }
+        const limit = request.limit ?? DEFAULT_LIMIT
+        if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
+          return yield* new InvalidSearchQuery({ message: `limit must be an integer from 1 to ${MAX_LIMIT}` })
+        }
+        const [vector] = yield* embedder.embed([q])
+        const base = {
+          accountId: request.accountId,
+          q,
+          vector: vector!,
+          jobIds: request.jobIds,
+          language: request.language,
+          since: request.since,
+          until: request.until
+        }
+        const candidates = yield* backend.candidates({ ...base, limit: CANDIDATES })
+        const windowJobs = Array.from(new Set(candidates.filter((c) => c.passage.kind === "window").map((c) => c.passage.jobId)))
+        const segments = windowJobs.length === 0
+          ? []
+          : yield* backend.candidates({ ...base, kind: "segment", jobIds: windowJobs, limit: MOMENT_CANDIDATES })
+        const segmentRank = new Map(segments.map((s, i) => [momentKey(s.passage.jobId, s.passage), i]))
+        const terms = queryTerms(q)
+
+        const byMoment = new Map<string, ScoredMoment>()
+        for (const candidate of candidates) {
+          const moment = candidate.passage.kind === "segment"
+            ? candidate.passage.moments[0]!
+            : momentOf(candidate, segmentRank, terms)
+          const key = momentKey(candidate.passage.jobId, moment)
+          const found = byMoment.get(key)
+          if (found !== undefined) found.score += candidate.score
+          else byMoment.set(key, { jobId: candidate.passage.jobId, filename: candidate.passage.filename, moment, score: candidate.score })
+        }
+        return mergeMoments(Array.from(byMoment.values()), limit, terms)
+      })
+
+      return SearchIndex.of({ indexJob, removeJob, search })
+    })
+  )
+}

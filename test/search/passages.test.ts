@@ -1,0 +1,95 @@
+import { describe, expect, it } from "@effect/vitest"
+import { highlights, queryTerms } from "../../search/Highlights.ts"
+import { cutPassages, WINDOW_MAX_SECONDS, WINDOW_MAX_WORDS, WINDOW_MIN_SECONDS, WINDOW_MIN_WORDS } from "../../search/Passages.ts"
+import { mergeMoments } from "../../search/SearchIndex.ts"
+import { transcriptOf } from "./support.ts"
+
+const words = (text: string) => text.split(/\s+/u).filter((w) => w !== "").length
+
+// 60 lines of 8 words at 2.6 words/s: ~3.1 s each, ~210 s in all.
+const long = transcriptOf(
+  Array.from({ length: 60 }, (_, i) => ({
+    text: `Line ${i} says seven more words about things.`,
+    speaker: i % 3 === 0 ? "SPEAKER_01" : "SPEAKER_00"
+  }))
+)
+
+describe("cutPassages", () => {
+  const passages = cutPassages(long)
+  const windows = passages.filter((p) => p.kind === "window")
+  const singles = passages.filter((p) => p.kind === "segment")
+
+  it("keeps every segment alone as well", () => {
+    expect(singles.map((p) => p.text)).toEqual(long.segments.map((s) => s.text))
+    expect(singles[5]!.start).toBe(long.segments[5]!.start)
+    expect(singles[5]!.speaker).toBe(long.segments[5]!.speaker)
+  })
+
+  it("makes windows of 30–45 s or 80–120 words from whole segments", () => {
+    expect(windows.length).toBeGreaterThan(5)
+    for (const w of windows.slice(0, -1)) {
+      const seconds = w.end - w.start
+      const count = words(w.text)
+      expect(seconds >= WINDOW_MIN_SECONDS || count >= WINDOW_MIN_WORDS).toBe(true)
+      expect(seconds).toBeLessThanOrEqual(WINDOW_MAX_SECONDS)
+      expect(count).toBeLessThanOrEqual(WINDOW_MAX_WORDS)
+      // Snapped: starts and ends on segment boundaries.
+      expect(long.segments.some((s) => s.start === w.start)).toBe(true)
+      expect(long.segments.some((s) => s.end === w.end)).toBe(true)
+      expect(w.moments.length).toBeGreaterThan(1)
+      expect(w.speaker).toBe("SPEAKER_00")
+    }
+  })
+
+  it("overlaps consecutive windows by about half and covers the whole transcript", () => {
+    for (let i = 1; i < windows.length; i++) {
+      const prev = windows[i - 1]!
+      const overlap = prev.end - windows[i]!.start
+      expect(overlap / (prev.end - prev.start)).toBeGreaterThan(0.35)
+      expect(overlap / (prev.end - prev.start)).toBeLessThan(0.65)
+    }
+    expect(windows[0]!.start).toBe(long.segments[0]!.start)
+    expect(windows.at(-1)!.end).toBe(long.segments.at(-1)!.end)
+  })
+
+  it("gives one window for a short transcript, none for one segment, nothing for no speech", () => {
+    const short = transcriptOf([{ text: "One." }, { text: "Two." }, { text: "Three." }])
+    expect(cutPassages(short).filter((p) => p.kind === "window").length).toBe(1)
+    expect(cutPassages(transcriptOf([{ text: "Alone." }])).map((p) => p.kind)).toEqual(["segment"])
+    expect(cutPassages(transcriptOf([{ text: "  " }]))).toEqual([])
+  })
+
+  it("lets a segment longer than a window stand alone and moves on", () => {
+    const t = transcriptOf([{ text: "a", start: 0, end: 50 }, { text: "b", start: 50, end: 55 }, { text: "c", start: 55, end: 60 }])
+    const ws = cutPassages(t).filter((p) => p.kind === "window")
+    expect(ws.map((w) => w.text)).toEqual(["b c"])
+  })
+})
+
+describe("highlights", () => {
+  it("marks the words sharing a stem with the question's content words", () => {
+    const terms = queryTerms("When does the Library close?")
+    expect(terms).toEqual(["library", "close"])
+    const text = "The libraries closes at nine; the reading room opens at seven."
+    expect(highlights(text, terms).map(([a, b]) => text.slice(a, b))).toEqual(["libraries", "closes"])
+    expect(highlights(text, queryTerms("the of and"))).toEqual([])
+    const es = "El mercado abre los sábados."
+    expect(highlights(es, queryTerms("¿Cuándo abre el Mercado?")).map(([a, b]) => es.slice(a, b))).toEqual(["mercado", "abre"])
+  })
+})
+
+describe("mergeMoments", () => {
+  const m = (start: number, end: number, text: string) => ({ start, end, text, speaker: null })
+  it("joins moments of one job that overlap, keeps the rest apart, best first, up to the limit", () => {
+    const hits = mergeMoments([
+      { jobId: "a", filename: "a.wav", moment: m(10, 14, "second"), score: 0.02 },
+      { jobId: "a", filename: "a.wav", moment: m(8, 11, "first"), score: 0.03 },
+      { jobId: "b", filename: "b.wav", moment: m(8, 11, "other job"), score: 0.025 },
+      { jobId: "a", filename: "a.wav", moment: m(30, 32, "later"), score: 0.01 }
+    ], 2, [])
+    expect(hits.map((h) => [h.job_id, h.start, h.end, h.text, h.score])).toEqual([
+      ["a", 8, 14, "first second", 0.03],
+      ["b", 8, 11, "other job", 0.025]
+    ])
+  })
+})
