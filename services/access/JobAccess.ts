@@ -27,17 +27,23 @@ export class JobAccess extends Context.Service<JobAccess, {
       const quota = yield* SampleQuota
       const store = yield* JobStore
 
+      /**
+       * A keyless caller gets the same answer for an account's job and for an id that does
+       * not exist, so job ids cannot be probed without a key.
+       */
+      const notReadableWithoutKey = () =>
+        new ClaimTokenRequired({
+          error: "Without an API key only sample jobs can be read, with their X-Claim-Token; " +
+            "for an account's job send that account's key in X-API-Key.",
+          code: "MISSING_API_KEY"
+        })
+
       const authorize = Effect.fn("JobAccess.authorize")(function*(caller: Caller, job: JobRecord) {
         if (caller._tag === "Account") {
           if (job.account_id !== caller.account.id) return yield* jobNotFound()
           return job
         }
-        if (job.claim_hash === null) {
-          return yield* new ClaimTokenRequired({
-            error: "This job belongs to an account: send that account's key in X-API-Key.",
-            code: "MISSING_API_KEY"
-          })
-        }
+        if (job.claim_hash === null) return yield* notReadableWithoutKey()
         if (caller.claimToken === undefined || caller.claimToken === "") {
           return yield* new ClaimTokenRequired({
             error: "Reading a sample job needs the claim_token from its submit answer in X-Claim-Token.",
@@ -52,13 +58,15 @@ export class JobAccess extends Context.Service<JobAccess, {
 
       const load = Effect.fn("JobAccess.load")(function*(caller: Caller, id: JobId) {
         const job = yield* store.get(id)
-        if (Option.isNone(job)) return yield* jobNotFound()
+        if (Option.isNone(job)) return yield* (caller._tag === "Guest" ? notReadableWithoutKey() : jobNotFound())
         return yield* authorize(caller, job.value)
       })
 
       const loadDeleted = Effect.fn("JobAccess.loadDeleted")(function*(caller: Caller, id: JobId) {
         const found = yield* store.getAny(id)
-        if (Option.isNone(found) || found.value.deleted_at === null) return yield* jobNotFound()
+        if (Option.isNone(found) || found.value.deleted_at === null) {
+          return yield* (caller._tag === "Guest" ? notReadableWithoutKey() : jobNotFound())
+        }
         return yield* authorize(caller, found.value)
       })
 

@@ -5,8 +5,10 @@
  * from what was declared or written, the duration from the container when it says.
  */
 import { Context, Duration, Effect, Layer, Option } from "effect"
+import { fileTypeFromFile } from "file-type"
+import { open } from "node:fs/promises"
 import { MediaDecoder } from "../../pipeline/media/MediaDecoder.ts"
-import { FileTooLarge, UnsupportedMedia } from "../../src/contract/api/Errors.ts"
+import { FileTooLarge, UnsupportedMedia, ValidationFailed } from "../../src/contract/api/Errors.ts"
 import { maxAudioSeconds } from "../../src/contract/api/JobsApi.ts"
 import type { JobId } from "../../src/contract/domain/Ids.ts"
 import { acceptedExtensions, extensionOf, isAcceptedMime } from "../../src/contract/domain/MediaTypes.ts"
@@ -22,6 +24,41 @@ export const mediaKeys = {
   download: (jobId: JobId | string) => `jobs/${jobId}/download`
 } as const
 
+/** Names longer than this are refused, as `uploads/init` refuses them (`filename` ≤ 512). */
+export const maxFilenameLength = 512
+
+/** Bytes looked at to tell text from media: every accepted container says what it is well inside this. */
+const sniffBytes = 4096
+
+/**
+ * Printable UTF-8 text (with tabs and line breaks) and nothing else: no media container
+ * starts like that, while a transcript, a web page or a JSON error saved as `.wav` does.
+ */
+const looksLikeText = (head: Uint8Array) => {
+  if (head.length === 0) return true
+  const text = new TextDecoder("utf-8", { fatal: false }).decode(head)
+  let printable = 0
+  for (const char of text) {
+    const code = char.codePointAt(0)!
+    if (code === 0xfffd) return false
+    if (code === 9 || code === 10 || code === 13 || code >= 32) printable++
+    else return false
+  }
+  return printable > 0
+}
+
+const readHead = (path: string) =>
+  Effect.acquireUseRelease(
+    Effect.promise(() => open(path, "r")),
+    (handle) =>
+      Effect.promise(async () => {
+        const buffer = new Uint8Array(sniffBytes)
+        const { bytesRead } = await handle.read(buffer, 0, sniffBytes, 0)
+        return buffer.subarray(0, bytesRead)
+      }),
+    (handle) => Effect.promise(() => handle.close())
+  )
+
 export const fileTooLarge = () =>
   new FileTooLarge({ error: "The file is larger than 5 GB: split the recording.", code: "FILE_TOO_LARGE" })
 
@@ -33,7 +70,13 @@ const fileTooLong = (seconds: number) =>
 
 export class MediaIntake extends Context.Service<MediaIntake, {
   /** The accepted extension of `filename` (415 BAD_EXT), and a media `contentType` (415 BAD_MIME). */
-  accept(filename: string, contentType: string): Effect.Effect<string, UnsupportedMedia>
+  accept(filename: string, contentType: string): Effect.Effect<string, UnsupportedMedia | ValidationFailed>
+  /**
+   * Looks at the stored bytes: a recognised non-media format, or plain text, is refused with
+   * 415 BAD_MIME before a job exists. Unrecognised binary goes on (the decoder has the last
+   * word: a file it cannot read ends the job `NO_AUDIO`).
+   */
+  sniff(objectKey: string): Effect.Effect<void, UnsupportedMedia>
   /**
    * The stored object's duration when its container declares one; 413 FILE_TOO_LONG over
    * 10 hours. A probe that takes over 30 s counts as unknown (the run finds out later).
@@ -47,6 +90,13 @@ export class MediaIntake extends Context.Service<MediaIntake, {
       const decoder = yield* MediaDecoder
 
       const accept = Effect.fn("MediaIntake.accept")(function*(filename: string, contentType: string) {
+        if (filename.length > maxFilenameLength) {
+          return yield* new ValidationFailed({
+            error: `The file name is ${filename.length} characters long; the limit is ${maxFilenameLength}.`,
+            code: "VALIDATION_FAILED",
+            detail: [{ loc: ["body", "file", "filename"], msg: `At most ${maxFilenameLength} characters` }]
+          })
+        }
         const extension = extensionOf(filename)
         if (extension === undefined || !acceptedExtensions.has(extension)) {
           return yield* new UnsupportedMedia({
@@ -69,7 +119,23 @@ export class MediaIntake extends Context.Service<MediaIntake, {
         return duration
       })
 
-      return MediaIntake.of({ accept, checkDuration })
+      const sniff = Effect.fn("MediaIntake.sniff")(function*(objectKey: string) {
+        const path = yield* storage.localPath(objectKey).pipe(Effect.orDie)
+        const detected = yield* Effect.promise(() => fileTypeFromFile(path).catch(() => undefined))
+        if (detected !== undefined) {
+          // ASF is the container of wma/wmv.
+          if (isAcceptedMime(detected.mime) || detected.mime === "application/vnd.ms-asf") return
+          return yield* new UnsupportedMedia({
+            error: `The file's content is ${detected.mime} (.${detected.ext}), not audio or video.`,
+            code: "BAD_MIME"
+          })
+        }
+        if (looksLikeText(yield* readHead(path))) {
+          return yield* new UnsupportedMedia({ error: "The file's content is text, not audio or video.", code: "BAD_MIME" })
+        }
+      })
+
+      return MediaIntake.of({ accept, sniff, checkDuration })
     })
   )
 }

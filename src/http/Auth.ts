@@ -58,7 +58,8 @@ const makeAuthenticate = Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const requestContext = yield* Effect.serviceOption(RequestContext)
     const key = Redacted.value(credential).trim()
-    const batch = endpoint.name === batchStatusEndpoint
+    // `identifier`, not `name`: an endpoint is a class, whose `name` is the constructor's.
+    const batch = endpoint.identifier === batchStatusEndpoint
 
     if (key === "") {
       if (/^bearer\s/i.test(request.headers["authorization"] ?? "")) {

@@ -80,6 +80,7 @@ export const SubmitHandlers = HttpApiBuilder.group(
             const { bytes } = yield* storage.write(key, part.content, maxFileBytes).pipe(
               Effect.catchTag("ObjectTooLarge", () => Effect.fail(fileTooLarge()))
             )
+            yield* intake.sniff(key)
             file = { key, name: part.name, contentType: part.contentType, bytes }
           })
 

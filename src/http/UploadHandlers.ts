@@ -7,6 +7,7 @@ import { Clock, Effect, Option, Stream } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { AppConfig } from "../../services/AppConfig.ts"
+import { IdempotencyKeys } from "../../services/jobs/IdempotencyKeys.ts"
 import { JobStore } from "../../services/jobs/JobStore.ts"
 import { Signer } from "../../services/security/Signer.ts"
 import { MediaStorage } from "../../services/storage/MediaStorage.ts"
@@ -46,6 +47,7 @@ export const UploadHandlers = HttpApiBuilder.group(
     const intake = yield* MediaIntake
     const tickets = yield* UploadTickets
     const store = yield* JobStore
+    const keys = yield* IdempotencyKeys
     const signer = yield* Signer
     const config = yield* AppConfig
 
@@ -78,7 +80,7 @@ export const UploadHandlers = HttpApiBuilder.group(
           const jobId = JobId.make(crypto.randomUUID())
           const idempotency = idempotencyFor(caller, key, "uploads_init")
           if (idempotency !== undefined) {
-            const earlier = yield* store.reserveIdempotency(idempotency, jobId)
+            const earlier = yield* keys.reserve(idempotency, jobId)
             if (Option.isSome(earlier)) {
               const ticket = yield* tickets.get(earlier.value)
               if (Option.isSome(ticket)) {
@@ -142,6 +144,7 @@ export const UploadHandlers = HttpApiBuilder.group(
               received_bytes: null
             })
           }
+          yield* intake.sniff(ticket.object_key)
           const duration = yield* intake.checkDuration(ticket.object_key)
           yield* admission.creditCheck(caller, duration, publicBaseUrl(config, request))
           const options = ticket.options as {
