@@ -1,0 +1,163 @@
+/**
+ * The extractive insights: every field built from the transcript's own sentences and MiniLM
+ * sentence embeddings, no network.
+ *
+ * - summary: centrality of each sentence (its mean cosine to all other sentences), damped for
+ *   sentences under 8 words, then MMR (λ = 0.7) for `summarySize(n)` sentences, in spoken order.
+ * - quotes: sentences of 6–45 words ending in "." or "!", not opening with a dangling word
+ *   ("and", "so", "it", "but", "because"…, `DANGLING_OPENINGS`); salience = centrality plus the
+ *   share of top topics they mention; MMR (λ = 0.6) for `quoteCount(n)`, preferring sentences not
+ *   already in the summary; in spoken order.
+ * - topics: `KeyPhrases.ts` against the length-weighted document centroid.
+ * - chapters: `TextTiling.ts` (window 3 sentences, 2 under 12 sentences; chapters of at least
+ *   3 sentences and max(40, words / 15) words; at most words / 75 chapters (rounded), 12 at most).
+ *   Title: the chapter's top one or two key phrases against its centroid; gist: its sentence
+ *   closest to its centroid.
+ * - speakers: `SpeakerStats.ts`, named by `SpeakerNames.ts`.
+ */
+import { Effect } from "effect"
+import type { Chapter, Insights, Quote, SummarySentence, Topic } from "../../src/contract/domain/Insights.ts"
+import type { Transcript } from "../../src/contract/domain/Transcript.ts"
+import type { InsightsUnavailable } from "./InsightsErrors.ts"
+import { type Candidate, extractCandidates, pruneCandidates, rankPhrases, stem } from "./KeyPhrases.ts"
+import { mmr } from "./Mmr.ts"
+import { type Sentence, tokenize } from "./Sentences.ts"
+import { findSpeakerNames } from "./SpeakerNames.ts"
+import { speakerStats } from "./SpeakerStats.ts"
+import { DANGLING_OPENINGS } from "./Stopwords.ts"
+import { textTiling } from "./TextTiling.ts"
+import { centroid, dot, minMax, similarityMatrix } from "./Vectors.ts"
+
+export type Embed = (texts: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Float32Array>, InsightsUnavailable>
+
+/** Candidates embedded for topics at most (the most frequent). */
+const MAX_PHRASE_CANDIDATES = 200
+const MAX_OCCURRENCES = 20
+
+const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x))
+export const summarySize = (n: number) => Math.min(n, clamp(Math.round(n / 6), 2, 7))
+export const quoteCount = (n: number) => clamp(Math.round(n / 8), 1, 5)
+export const topicCount = (words: number) => clamp(Math.round(words / 25), 5, 10)
+
+const round2 = (x: number) => Math.round(x * 100) / 100
+
+/** A sentence that can stand alone as a quote (verbatim, complete, no dangling opening). */
+export const isQuotable = (s: Sentence): boolean =>
+  s.tokens.length >= 6 &&
+  s.tokens.length <= 45 &&
+  /[.!]["'”’)]*$/.test(s.text) &&
+  !DANGLING_OPENINGS.has(s.tokens[0]!) &&
+  /^["'“‘(]?[\p{Lu}\p{N}]/u.test(s.text)
+
+export interface ExtractiveResult {
+  readonly insights: Insights
+  readonly sentences: ReadonlyArray<Sentence>
+  /** Sentence index ranges [from, to) of the chapters, parallel to `insights.chapters`. */
+  readonly chapterRanges: ReadonlyArray<readonly [number, number]>
+  readonly names: ReadonlyMap<string, string>
+}
+
+const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1)
+
+export const extractive = Effect.fnUntraced(function*(
+  transcript: Transcript,
+  sentences: ReadonlyArray<Sentence>,
+  embed: Embed
+) {
+  const n = sentences.length
+  const totalWords = sentences.reduce((a, s) => a + s.tokens.length, 0)
+  const names = findSpeakerNames(sentences)
+  const nameOf = (label: string | null) => (label === null ? null : names.get(label) ?? null)
+
+  const vectors = yield* embed(sentences.map((s) => s.text))
+  const document = centroid(vectors, sentences.map((s) => Math.sqrt(s.tokens.length)))
+  const sim = similarityMatrix(vectors)
+  const centrality = sentences.map((s, i) => {
+    let total = 0
+    for (let j = 0; j < n; j++) if (j !== i) total += sim[i]![j]!
+    return (n > 1 ? total / (n - 1) : 1) * Math.min(1, s.tokens.length / 8)
+  })
+  const relevance = minMax(centrality)
+  const similarity = (i: number, j: number) => sim[i]![j]!
+
+  const timed = (s: Sentence): SummarySentence => ({
+    text: s.text,
+    start: round2(s.start),
+    end: round2(s.end),
+    speaker: s.speaker,
+    speaker_name: nameOf(s.speaker)
+  })
+
+  const summaryPicks = mmr(relevance, similarity, summarySize(n), 0.7).sort((a, b) => a - b)
+  const summarySentences = summaryPicks.map((i) => timed(sentences[i]!))
+
+  // Topics
+  const nameWords = new Set([...names.values()].flatMap((name) => tokenize(name)))
+  const candidates = pruneCandidates(extractCandidates(sentences, nameWords), MAX_PHRASE_CANDIDATES)
+  const phraseVectors = yield* embed(candidates.map((c) => c.phrase))
+  const ranked = rankPhrases(candidates, phraseVectors, document, topicCount(totalWords))
+  const topics: Array<Topic> = ranked.map(({ candidate, weight }) => ({
+    phrase: candidate.phrase,
+    weight: Math.round(weight * 1000) / 1000,
+    count: candidate.occurrences.length,
+    occurrences: candidate.occurrences.slice(0, MAX_OCCURRENCES).map((o) => ({ start: round2(o.start), end: round2(o.end) }))
+  }))
+
+  // Quotes
+  const topicStems = new Set(ranked.flatMap(({ candidate }) => candidate.stems))
+  const quotable = sentences.map((s, i) => ({ s, i })).filter(({ s }) => isQuotable(s))
+  const inSummary = new Set(summaryPicks)
+  const salience = minMax(quotable.map(({ s, i }) => {
+    const mentions = s.tokens.filter((t) => topicStems.has(stem(t))).length
+    const base = relevance[i]! + Math.min(1, mentions / 3) * 0.5
+    return inSummary.has(i) ? base * 0.8 : base
+  }))
+  const quotePicks = mmr(salience, (a, b) => sim[quotable[a]!.i]![quotable[b]!.i]!, quoteCount(n), 0.6)
+    .map((k) => quotable[k]!.i)
+    .sort((a, b) => a - b)
+  const quotes: Array<Quote> = quotePicks.map((i) => timed(sentences[i]!))
+
+  // Chapters
+  const starts = textTiling(vectors, sentences.map((s) => s.tokens.length), {
+    window: n >= 12 ? 3 : 2,
+    minSentences: 3,
+    minWords: Math.max(40, Math.round(totalWords / 15)),
+    maxChapters: clamp(Math.round(totalWords / 75), 1, 12)
+  })
+  const chapterRanges = starts.map((from, k) => [from, starts[k + 1] ?? n] as const)
+  const chapters: Array<Chapter> = chapterRanges.map(([from, to]) => {
+    const inside = sentences.slice(from, to)
+    const center = centroid(vectors.slice(from, to))
+    const long = inside.filter((s) => s.tokens.length >= 5)
+    const pool = long.length > 0 ? long : inside
+    const gist = pool.reduce((best, s) => (dot(vectors[s.index]!, center) > dot(vectors[best.index]!, center) ? s : best))
+    const local: Array<Candidate> = []
+    const localVectors: Array<Float32Array> = []
+    candidates.forEach((c, k) => {
+      const occurrences = c.occurrences.filter((o) => o.sentence >= from && o.sentence < to)
+      if (occurrences.length === 0) return
+      local.push({ ...c, occurrences })
+      localVectors.push(phraseVectors[k]!)
+    })
+    const titlePhrases = rankPhrases(local, localVectors, center, 2).map((r) => r.candidate.phrase)
+    const title = titlePhrases.length > 0
+      ? capitalize(titlePhrases.join(" and "))
+      : gist.text.split(/\s+/).slice(0, 6).join(" ")
+    const heard: Array<string> = []
+    for (const s of inside) {
+      const who = s.speaker === null ? null : nameOf(s.speaker) ?? s.speaker
+      if (who !== null && !heard.includes(who)) heard.push(who)
+    }
+    return { title, gist: gist.text, start: round2(inside[0]!.start), end: round2(inside[inside.length - 1]!.end), speakers: heard }
+  })
+
+  const insights: Insights = {
+    summary: { text: summarySentences.map((s) => s.text).join(" "), sentences: summarySentences },
+    topics,
+    quotes,
+    speakers: speakerStats(transcript.segments, names),
+    chapters,
+    providers: { summary: "extractive", topics: "extractive", quotes: "extractive", speakers: "extractive", chapters: "extractive" }
+  }
+  return { insights, sentences, chapterRanges, names } satisfies ExtractiveResult
+})

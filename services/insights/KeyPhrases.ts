@@ -1,0 +1,153 @@
+/**
+ * Key phrase candidates and their ranking.
+ *
+ * Candidates are the 1–3 word n-grams inside runs of content words (no stop word, no number,
+ * at least 3 letters per word, never across a sentence end). Singular and plural are one
+ * candidate (`stem` strips plural endings); its display form is the form said most often.
+ *
+ * Ranking: `0.6 · similarity + 0.4 · frequency`, both rescaled to 0..1 over the candidates,
+ * where similarity is the cosine between the phrase's embedding and the document's and
+ * frequency is `ln(1 + count)`. Picking is MMR (λ = 0.65) over phrase embeddings, and a
+ * phrase sharing a word (by stem) with one already picked is skipped, so "erosion" and
+ * "coastal erosion" do not both appear; a picked phrase gives way to a longer candidate
+ * containing it that scores at least 90 % of it ("coastal" → "coastal erosion").
+ */
+import type { Sentence } from "./Sentences.ts"
+import { STOPWORDS } from "./Stopwords.ts"
+import { mmr } from "./Mmr.ts"
+import { dot, minMax } from "./Vectors.ts"
+
+export interface PhraseOccurrence {
+  readonly sentence: number
+  readonly start: number
+  readonly end: number
+}
+
+export interface Candidate {
+  /** Stemmed words joined by spaces: the identity of the candidate. */
+  readonly key: string
+  /** The surface form said most often (lower case). */
+  readonly phrase: string
+  readonly stems: ReadonlyArray<string>
+  readonly occurrences: ReadonlyArray<PhraseOccurrence>
+}
+
+export const stem = (word: string): string => {
+  if (word.length > 4 && word.endsWith("ies")) return word.slice(0, -3) + "y"
+  if (word.length > 4 && /(?:ss|x|z|ch|sh)es$/.test(word)) return word.slice(0, -2)
+  if (word.length > 3 && word.endsWith("s") && !/(?:ss|us|is)$/.test(word)) return word.slice(0, -1)
+  return word
+}
+
+const isContentWord = (token: string): boolean =>
+  !STOPWORDS.has(token) && /^\p{L}[\p{L}'\-]*$/u.test(token) && token.replace(/['\-]/g, "").length >= 3
+
+/**
+ * `exclude`: words that never enter a phrase (the speakers' names: people are not topics).
+ * Phrases of 3 words said only once are dropped: without a part-of-speech tagger they are
+ * mostly a run of content words across a phrase boundary ("volunteers plant dune").
+ */
+export const extractCandidates = (
+  sentences: ReadonlyArray<Sentence>,
+  exclude: ReadonlySet<string> = new Set(),
+  maxWords = 3
+): Array<Candidate> => {
+  const byKey = new Map<string, { stems: Array<string>; forms: Map<string, number>; occurrences: Array<PhraseOccurrence> }>()
+  for (const sentence of sentences) {
+    const { tokens, tokenTimes } = sentence
+    for (let i = 0; i < tokens.length; i++) {
+      for (let n = 1; n <= maxWords && i + n <= tokens.length; n++) {
+        const last = tokens[i + n - 1]!
+        if (!isContentWord(last) || exclude.has(last)) break
+        const words = tokens.slice(i, i + n)
+        const stems = words.map(stem)
+        const key = stems.join(" ")
+        const form = words.join(" ")
+        let entry = byKey.get(key)
+        if (entry === undefined) {
+          entry = { stems, forms: new Map(), occurrences: [] }
+          byKey.set(key, entry)
+        }
+        entry.forms.set(form, (entry.forms.get(form) ?? 0) + 1)
+        entry.occurrences.push({ sentence: sentence.index, start: tokenTimes[i]![0], end: tokenTimes[i + n - 1]![1] })
+      }
+    }
+  }
+  return [...byKey.entries()].filter(([, e]) => e.stems.length < 3 || e.occurrences.length > 1).map(([key, e]) => ({
+    key,
+    stems: e.stems,
+    phrase: [...e.forms.entries()].sort((a, b) => b[1] - a[1])[0]![0],
+    occurrences: e.occurrences
+  }))
+}
+
+/**
+ * At most `limit` candidates worth embedding: the most frequent first, longer phrases before
+ * shorter ones at equal count, then the earliest said.
+ */
+export const pruneCandidates = (candidates: ReadonlyArray<Candidate>, limit: number): Array<Candidate> =>
+  [...candidates]
+    .sort((a, b) =>
+      b.occurrences.length - a.occurrences.length ||
+      b.stems.length - a.stems.length ||
+      a.occurrences[0]!.start - b.occurrences[0]!.start
+    )
+    .slice(0, limit)
+
+const SIMILARITY_WEIGHT = 0.6
+/** A longer phrase replaces a picked one it contains when it scores at least this share of it. */
+const LONGER_FORM_SHARE = 0.9
+
+const contains = (outer: ReadonlyArray<string>, inner: ReadonlyArray<string>) => {
+  for (let at = 0; at + inner.length <= outer.length; at++) {
+    if (inner.every((s, k) => outer[at + k] === s)) return true
+  }
+  return false
+}
+
+/** The best-scoring longer candidate containing candidate `i` ("coastal" → "coastal erosion"), if close enough. */
+const longerForm = (
+  candidates: ReadonlyArray<Candidate>,
+  score: ReadonlyArray<number>,
+  i: number,
+  free: (j: number) => boolean
+): number | undefined => {
+  let best: number | undefined
+  candidates.forEach((c, j) => {
+    if (c.stems.length <= candidates[i]!.stems.length || !contains(c.stems, candidates[i]!.stems) || !free(j)) return
+    if (score[j]! < LONGER_FORM_SHARE * score[i]!) return
+    if (best === undefined || score[j]! > score[best]!) best = j
+  })
+  return best
+}
+
+export interface RankedPhrase {
+  readonly candidate: Candidate
+  /** Ranking score rescaled so the first phrase has 1. */
+  readonly weight: number
+}
+
+export const rankPhrases = (
+  candidates: ReadonlyArray<Candidate>,
+  vectors: ReadonlyArray<Float32Array>,
+  document: Float32Array,
+  k: number
+): Array<RankedPhrase> => {
+  if (candidates.length === 0) return []
+  const similarity = minMax(vectors.map((v) => dot(v, document)))
+  const frequency = minMax(candidates.map((c) => Math.log(1 + c.occurrences.length)))
+  const score = candidates.map((_, i) => SIMILARITY_WEIGHT * similarity[i]! + (1 - SIMILARITY_WEIGHT) * frequency[i]!)
+  const order = mmr(score, (i, j) => dot(vectors[i]!, vectors[j]!), candidates.length, 0.65)
+  const picked: Array<number> = []
+  const usedStems = new Set<string>()
+  const free = (i: number) => !candidates[i]!.stems.some((s) => usedStems.has(s))
+  for (const i of order) {
+    if (picked.length >= k) break
+    if (!free(i)) continue
+    const chosen = longerForm(candidates, score, i, free) ?? i
+    picked.push(chosen)
+    for (const s of candidates[chosen]!.stems) usedStems.add(s)
+  }
+  const top = Math.max(...picked.map((i) => score[i]!), 1e-9)
+  return picked.map((i) => ({ candidate: candidates[i]!, weight: Math.max(0, score[i]!) / top }))
+}

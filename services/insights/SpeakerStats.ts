@@ -1,0 +1,32 @@
+/**
+ * Talk time, share and turns per diarized speaker, from the transcript's segments (a turn is a
+ * run of consecutive segments by one speaker). Segments without a speaker are not counted;
+ * a transcript with no speaker labels has no speakers. Listed in order of first appearance.
+ */
+import type { SpeakerInsight } from "../../src/contract/domain/Insights.ts"
+import type { Segment } from "../../src/contract/domain/Transcript.ts"
+
+export const speakerStats = (
+  segments: ReadonlyArray<Segment>,
+  names: ReadonlyMap<string, string>
+): Array<SpeakerInsight> => {
+  const stats = new Map<string, { talk: number; turns: number }>()
+  let previous: string | null = null
+  for (const segment of segments) {
+    const label = segment.speaker
+    if (label === null || segment.text.trim().length === 0) continue
+    const entry = stats.get(label) ?? { talk: 0, turns: 0 }
+    entry.talk += Math.max(0, segment.end - segment.start)
+    if (label !== previous) entry.turns += 1
+    stats.set(label, entry)
+    previous = label
+  }
+  const total = [...stats.values()].reduce((a, s) => a + s.talk, 0)
+  return [...stats.entries()].map(([label, s]) => ({
+    label,
+    name: names.get(label) ?? null,
+    talk_time: Math.round(s.talk * 100) / 100,
+    share: total > 0 ? Math.round((s.talk / total) * 1000) / 1000 : 0,
+    turns: s.turns
+  }))
+}

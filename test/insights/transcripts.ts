@@ -1,0 +1,83 @@
+/**
+ * Transcripts built from the reference texts of `shared/media/manifest.json`, as the pipeline
+ * would store them: `a08` turn by turn with its manifest times and speaker labels in order of
+ * first appearance; other clips one segment each, timed at a steady speaking rate.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import type { Segment, Transcript } from "../../src/contract/domain/Transcript.ts"
+
+export const sharedDir = path.resolve(import.meta.dirname, "../../../shared")
+export const modelsDir = path.join(sharedDir, "models")
+
+interface Turn {
+  readonly speaker: string
+  readonly text: string
+  readonly start?: number
+  readonly end?: number
+}
+interface Entry {
+  readonly kind: string
+  readonly text: string
+  readonly turns?: ReadonlyArray<Turn>
+  readonly names?: Readonly<Record<string, string>>
+}
+
+export const manifest: Record<string, Entry> = JSON.parse(
+  fs.readFileSync(path.join(sharedDir, "media/manifest.json"), "utf8")
+)
+
+export const A08 = "a08_interview_three_speakers.wav"
+
+const transcriptOf = (segments: ReadonlyArray<Segment>): Transcript => ({
+  text: segments.map((s) => s.text).join(" "),
+  language: "en",
+  duration: segments.length === 0 ? 0 : segments[segments.length - 1]!.end + 0.5,
+  speech_detected: segments.length > 0,
+  segments
+})
+
+/** Speaker letter → `SPEAKER_<nn>` in order of first appearance. */
+export const labelsOf = (turns: ReadonlyArray<Turn>): Map<string, string> => {
+  const labels = new Map<string, string>()
+  for (const t of turns) {
+    if (!labels.has(t.speaker)) labels.set(t.speaker, `SPEAKER_${String(labels.size).padStart(2, "0")}`)
+  }
+  return labels
+}
+
+/** Words of a segment timed evenly over it (what `word_timestamps=true` adds). */
+const evenWords = (text: string, start: number, end: number) => {
+  const words = text.split(/\s+/).filter((w) => w.length > 0)
+  const step = (end - start) / words.length
+  return words.map((w, i) => ({ start: start + i * step, end: start + (i + 1) * step, text: w }))
+}
+
+/** a08 as a diarized transcript: one segment per manifest turn. */
+export const a08Transcript = (options: { readonly diarized?: boolean; readonly words?: boolean } = {}): Transcript => {
+  const turns = manifest[A08]!.turns!
+  const labels = labelsOf(turns)
+  return transcriptOf(turns.map((t) => ({
+    start: t.start!,
+    end: t.end!,
+    text: t.text,
+    speaker: options.diarized === false ? null : labels.get(t.speaker)!,
+    ...(options.words === true ? { words: evenWords(t.text, t.start!, t.end!) } : {})
+  })))
+}
+
+/** Texts of the speech and dialogue clips, each once (the single-voice files and their variants share texts). */
+export const distinctTexts = (): Array<string> =>
+  [...new Set(Object.values(manifest).filter((e) => e.kind === "speech" || e.kind === "dialogue").map((e) => e.text))]
+
+/** Undiarized transcript of `texts` in order, one segment per text at 2.5 words per second with 0.6 s gaps. */
+export const textsTranscript = (texts: ReadonlyArray<string>): Transcript => {
+  let at = 0
+  const segments: Array<Segment> = []
+  for (const text of texts) {
+    const seconds = text.split(/\s+/).length / 2.5
+    segments.push({ start: at, end: at + seconds, text, speaker: null })
+    at += seconds + 0.6
+  }
+  return transcriptOf(segments)
+}
