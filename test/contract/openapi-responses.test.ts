@@ -1,0 +1,289 @@
+/**
+ * `/openapi.json` against what the server really sends, over real sockets: every answer
+ * below — successes and the error paths the rest of the suite covers (auth, browser
+ * refusal, BAD_ID, MALFORMED_JSON, 415, 422 with `detail`, 404, 409, 402, 403, 413, 429,
+ * direct-upload refusals, billing) — must have a status listed for its operation and a
+ * body that validates against that status's schema. A finished job's result is checked
+ * in every format. The stand-in pipeline keeps jobs fast; what is checked is the HTTP shape.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startServer, type TestServer } from "../support/server.ts"
+import { makeStandIn, tinyWav } from "../support/standInPipeline.ts"
+import { type Checked, makeChecker } from "./openApiCheck.ts"
+
+let server: TestServer
+let checker: ReturnType<typeof makeChecker>
+let key: string
+
+beforeAll(async () => {
+  server = await startServer("openapi-responses", { rateLimitPerMinute: 10_000 }, {
+    pipeline: makeStandIn({ delayMs: 50, steps: 1 }).layer
+  })
+  const spec = await (await server.get("/openapi.json")).json()
+  checker = makeChecker(spec)
+  key = (await server.account()).key
+})
+afterAll(async () => {
+  await server?.close()
+  if (checker !== undefined) console.log(`checked against /openapi.json:\n  ${[...checker.covered].sort().join("\n  ")}`)
+})
+
+interface Call {
+  readonly key?: string | undefined
+  readonly headers?: Record<string, string>
+  readonly json?: unknown
+  readonly body?: BodyInit
+  readonly contentType?: string
+}
+
+/** Sends one request and checks the answer against the document; `status` is what the test expects. */
+const call = async (method: string, path: string, status: number, options: Call = {}): Promise<Checked> => {
+  const url = path.startsWith("http") ? path : `${server.url}${path}`
+  const headers: Record<string, string> = { ...options.headers }
+  if (options.key !== undefined) headers["X-API-Key"] = options.key
+  if (options.json !== undefined) headers["Content-Type"] = "application/json"
+  if (options.contentType !== undefined) headers["Content-Type"] = options.contentType
+  const response = await fetch(url, {
+    method,
+    headers,
+    body: options.json !== undefined ? JSON.stringify(options.json) : options.body ?? null
+  })
+  const checked = await checker.check(method, url, response)
+  expect(checked.status, `${method} ${path}: ${JSON.stringify(checked.body)?.slice(0, 300)}`).toBe(status)
+  return checked
+}
+
+const form = (file?: { name: string; bytes: Uint8Array; type?: string }, fields: Record<string, string> = {}) => {
+  const body = new FormData()
+  for (const [name, value] of Object.entries(fields)) body.append(name, value)
+  if (file !== undefined) {
+    body.append("file", new Blob([file.bytes as Uint8Array<ArrayBuffer>], { type: file.type ?? "audio/wav" }), file.name)
+  }
+  return body
+}
+
+const wav = (name = "clip.wav", delayMs?: number) => ({ name, bytes: tinyWav(delayMs === undefined ? undefined : { delayMs, steps: 2 }) })
+
+const waitSettled = async (jobId: string, headers: Record<string, string> = {}) => {
+  const deadline = Date.now() + 20_000
+  while (Date.now() < deadline) {
+    const { body } = await call("GET", `/v1/jobs/${jobId}`, 200, { key, headers })
+    if (body.status === "done" || body.status === "failed") return body
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error(`job ${jobId} did not settle`)
+}
+
+const missingId = "5b2f8a4e-1c3d-4e5f-9a6b-7c8d9e0f1a2b"
+
+describe("the document", () => {
+  it("describes errors without _tag and lists the request and response headers", async () => {
+    const spec = await (await server.get("/openapi.json")).json() as Record<string, any>
+    for (const [name, schema] of Object.entries(spec["components"]["schemas"] as Record<string, any>)) {
+      expect(schema["properties"]?.["_tag"], `${name} documents a _tag`).toBeUndefined()
+    }
+    const getJob = spec["paths"]["/v1/jobs/{job_id}"]["get"]
+    const parameters = getJob["parameters"].map((p: { name: string; in: string }) => `${p.in}:${p.name}`)
+    expect(parameters).toEqual(expect.arrayContaining(["header:x-claim-token", "header:if-none-match", "path:job_id"]))
+    expect(Object.keys(getJob["responses"]["200"]["headers"])).toContain("ETag")
+    expect(Object.keys(getJob["responses"]["429"]["headers"])).toContain("Retry-After")
+    const upload = spec["paths"]["/v1/transcribe"]["post"]
+    expect(upload["parameters"].map((p: { name: string }) => p.name)).toContain("idempotency-key")
+    expect(Object.keys(upload["responses"]["200"]["headers"])).toContain("X-Idempotent-Replay")
+  })
+})
+
+describe("answers match /openapi.json", () => {
+  it("system, identity, authentication and the browser refusal", async () => {
+    await call("GET", "/healthz", 200)
+    await call("GET", "/v1/me", 200)
+    await call("GET", "/v1/me", 200, { key })
+    await call("GET", "/v1/me", 401, { key: "vb_live_not-a-real-key" })
+    await call("GET", "/v1/jobs", 401)
+    const browser = await call("GET", "/v1/me", 403, { headers: { Origin: "https://example.com" } })
+    expect(browser.body.code).toBe("BROWSER_FORBIDDEN")
+    await call("GET", "/v1/jobs", 403, { key, headers: { Origin: "https://example.com" } })
+  })
+
+  it("multipart submit: accepted, replayed, and every refusal", async () => {
+    const first = await call("POST", "/v1/transcribe", 202, { key, body: form(wav()), headers: { "Idempotency-Key": "oa-1" } })
+    const replay = await call("POST", "/v1/transcribe", 200, { key, body: form(wav()), headers: { "Idempotency-Key": "oa-1" } })
+    expect(replay.body.job_id).toBe(first.body.job_id)
+    expect(replay.headers.get("x-idempotent-replay")).toBe("true")
+    expect((await call("POST", "/v1/transcribe", 400, { key, body: form(wav()), headers: { "Idempotency-Key": "has space" } })).body.code)
+      .toBe("BAD_IDEMPOTENCY_KEY")
+    expect((await call("POST", "/v1/transcribe", 415, { key, body: form({ name: "notes.txt", bytes: tinyWav() }) })).body.code).toBe("BAD_EXT")
+    expect((await call("POST", "/v1/transcribe", 415, { key, body: form({ name: "a.mp3", bytes: tinyWav(), type: "text/plain" }) })).body.code)
+      .toBe("BAD_MIME")
+    expect((await call("POST", "/v1/transcribe", 422, { key, body: form(wav(), { source: "podcast" }) })).body.code).toBe("BAD_SOURCE")
+    expect((await call("POST", "/v1/transcribe", 422, { key, body: form(wav(), { language: "english" }) })).body.detail)
+      .toEqual([expect.objectContaining({ loc: ["body", "language"] })])
+    await call("POST", "/v1/transcribe", 422, { key, body: form(undefined, { language: "en" }) })
+    await call("POST", "/v1/transcribe", 415, { key, json: { url: "https://example.com/a.mp3" } })
+    expect((await call("POST", "/v1/transcribe", 403, { key, body: form(wav(), { webhook_url: "https://example.com/hook" }) })).body.code)
+      .toBe("TIER_FORBIDDEN")
+    const broke = await server.account(undefined, { minutes: 0 })
+    expect((await call("POST", "/v1/transcribe", 402, { key: broke.key, body: form(wav()) })).body.code).toBe("NO_CREDITS")
+  })
+
+  it("keyless samples: claim tokens, their 401s, and the daily quota's 429", async () => {
+    const client = { "X-Forwarded-For": "198.51.100.23" }
+    const sample = await call("POST", "/v1/transcribe", 202, { body: form(wav()), headers: client })
+    expect(sample.body.claim_token).toEqual(expect.any(String))
+    const id = sample.body.job_id as string
+    await call("GET", `/v1/jobs/${id}`, 200, { headers: { "X-Claim-Token": sample.body.claim_token } })
+    expect((await call("GET", `/v1/jobs/${id}`, 401)).body.code).toBe("MISSING_API_KEY")
+    expect((await call("GET", `/v1/jobs/${id}`, 401, { headers: { "X-Claim-Token": "not-the-token" } })).body.code).toBe("INVALID_API_KEY")
+    await call("POST", "/v1/transcribe", 202, { body: form(wav()), headers: client })
+    await call("POST", "/v1/transcribe", 202, { body: form(wav()), headers: client })
+    const quota = await call("POST", "/v1/transcribe", 429, { body: form(wav()), headers: client })
+    expect(quota.body.code).toBe("QUOTA_EXCEEDED")
+    expect(Number(quota.headers.get("retry-after"))).toBe(quota.body.retry_after)
+  })
+
+  it("link submit: refusals and validation (nothing is fetched)", async () => {
+    expect((await call("POST", "/v1/transcribe/url", 400, { key, json: { url: "just some words" } })).body.code).toBe("BAD_URL")
+    expect((await call("POST", "/v1/transcribe/url", 400, { key, json: { url: "http://192.168.1.20/episode.mp3" } })).body.code)
+      .toBe("UNSUPPORTED_HOST")
+    await call("POST", "/v1/transcribe/url", 422, { key, json: {} })
+    expect((await call("POST", "/v1/transcribe/url", 422, { key, json: { url: "https://example.com/a.mp3", source: "rss" } })).body.code)
+      .toBe("BAD_SOURCE")
+    expect((await call("POST", "/v1/transcribe/url", 400, { key, body: "{\"url\": ", contentType: "application/json" })).body.code)
+      .toBe("MALFORMED_JSON")
+    await call("POST", "/v1/transcribe/url", 415, { key, body: "url=x", contentType: "text/plain" })
+  })
+
+  it("a job from queued to done: reads, 304, NOT_READY, every result format, correction, delete, restore", async () => {
+    const submitted = await call("POST", "/v1/transcribe", 202, { key, body: form(wav("slow.wav", 1_500)) })
+    const id = submitted.body.job_id as string
+    const early = await call("GET", `/v1/jobs/${id}`, 200, { key })
+    const etag = early.headers.get("etag")!
+    expect(etag).toEqual(expect.any(String))
+    expect((await call("GET", `/v1/jobs/${id}/result`, 409, { key })).body.code).toBe("NOT_READY")
+    await call("PATCH", `/v1/jobs/${id}/transcript`, 409, { key, json: { segments: [{ index: 0, text: "x" }] } })
+
+    const done = await waitSettled(id)
+    expect(done.status).toBe("done")
+    const fresh = await call("GET", `/v1/jobs/${id}`, 200, { key })
+    await call("GET", `/v1/jobs/${id}`, 304, { key, headers: { "If-None-Match": fresh.headers.get("etag")! } })
+
+    const result = await call("GET", `/v1/jobs/${id}/result`, 200, { key })
+    expect(result.body.segments.length).toBeGreaterThan(0)
+    await call("GET", `/v1/jobs/${id}/result?format=json`, 200, { key })
+    for (const format of ["txt", "srt", "vtt"]) {
+      expect(typeof (await call("GET", `/v1/jobs/${id}/result?format=${format}`, 200, { key })).body).toBe("string")
+    }
+    expect((await call("GET", `/v1/jobs/${id}/result?format=docx`, 200, { key })).body).toBeInstanceOf(Uint8Array)
+    await call("GET", `/v1/jobs/${id}/result?format=pdf`, 422, { key })
+
+    const corrected = await call("PATCH", `/v1/jobs/${id}/transcript`, 200, { key, json: { segments: [{ index: 0, text: "Corrected." }] } })
+    expect(corrected.body.segments[0].text).toBe("Corrected.")
+    await call("PATCH", `/v1/jobs/${id}/transcript`, 422, { key, json: { segments: [] } })
+    await call("PATCH", `/v1/jobs/${id}/transcript`, 400, { key, body: "{", contentType: "application/json" })
+    await call("PATCH", `/v1/jobs/${id}/transcript`, 415, { key, body: "x", contentType: "text/plain" })
+
+    await call("DELETE", `/v1/jobs/${id}`, 204, { key })
+    await call("GET", `/v1/jobs/${id}`, 404, { key })
+    await call("POST", `/v1/jobs/${id}/restore`, 200, { key })
+    await call("GET", `/v1/jobs/${id}`, 200, { key })
+  })
+
+  it("BAD_ID and NOT_FOUND on every job route", async () => {
+    for (const [method, suffix] of [["GET", ""], ["DELETE", ""], ["GET", "/result"], ["POST", "/restore"]] as const) {
+      expect((await call(method, `/v1/jobs/not-a-uuid${suffix}`, 400, { key })).body.code).toBe("BAD_ID")
+      expect((await call(method, `/v1/jobs/${missingId}${suffix}`, 404, { key })).body.code).toBe("NOT_FOUND")
+    }
+    const patch = { key, json: { segments: [{ index: 0, text: "x" }] } }
+    expect((await call("PATCH", "/v1/jobs/not-a-uuid/transcript", 400, patch)).body.code).toBe("BAD_ID")
+    await call("PATCH", `/v1/jobs/${missingId}/transcript`, 404, patch)
+    const stranger = (await server.account()).key
+    const mine = await call("POST", "/v1/transcribe", 202, { key, body: form(wav()) })
+    await call("GET", `/v1/jobs/${mine.body.job_id}`, 404, { key: stranger })
+  })
+
+  it("job list and batch status", async () => {
+    const list = await call("GET", "/v1/jobs?limit=5", 200, { key })
+    expect(list.body.jobs.length).toBeGreaterThan(0)
+    await call("GET", "/v1/jobs?status=done&offset=0", 200, { key })
+    await call("GET", "/v1/jobs?status=finished", 422, { key })
+    await call("GET", "/v1/jobs?limit=0", 422, { key })
+    const batch = await call("POST", "/v1/jobs/status", 200, { key, json: { ids: [list.body.jobs[0].job_id, missingId] } })
+    expect(batch.body.not_found).toEqual([missingId])
+    await call("POST", "/v1/jobs/status", 422, { key, json: { ids: [] } })
+    await call("POST", "/v1/jobs/status", 422, { key, json: { ids: ["not-a-uuid"] } })
+    expect((await call("POST", "/v1/jobs/status", 400, { key, body: "{\"ids\": [", contentType: "application/json" })).body.code)
+      .toBe("MALFORMED_JSON")
+    await call("POST", "/v1/jobs/status", 401, { json: { ids: [missingId] } })
+  })
+
+  it("direct upload: init, bytes, commit, replayed commit, and the refusals of each step", async () => {
+    const bytes = tinyWav()
+    const ticket = (await call("POST", "/v1/uploads/init", 200, { key, json: { filename: "direct.wav", size_bytes: bytes.length } })).body
+    const signed = new URL(ticket.upload_url)
+
+    const tampered = new URL(signed)
+    tampered.searchParams.set("signature", "0".repeat(64))
+    expect((await call("PUT", tampered.href, 403, { body: bytes as Uint8Array<ArrayBuffer>, headers: ticket.headers })).body.code).toBe("KEY_MISMATCH")
+    await call("PUT", `${signed.origin}${signed.pathname}`, 422, { body: bytes as Uint8Array<ArrayBuffer>, headers: ticket.headers })
+    await call("PUT", `${server.url}/v1/uploads/not-a-uuid/bytes${signed.search}`, 400, { body: bytes as Uint8Array<ArrayBuffer> })
+    expect((await call("POST", `/v1/uploads/${ticket.job_id}/commit`, 400, { key, json: { object_key: ticket.object_key, options: ticket.options } })).body.code)
+      .toBe("UPLOAD_MISSING")
+    expect((await call("PUT", signed.href, 400, { body: bytes.subarray(0, 10) as Uint8Array<ArrayBuffer>, headers: ticket.headers })).body.code)
+      .toBe("SIZE_MISMATCH")
+    await call("PUT", signed.href, 200, { body: bytes as Uint8Array<ArrayBuffer>, headers: ticket.headers })
+
+    const commit = { object_key: ticket.object_key, options: ticket.options }
+    const other = (await server.account()).key
+    expect((await call("POST", `/v1/uploads/${ticket.job_id}/commit`, 403, { key: other, json: commit })).body.code).toBe("KEY_MISMATCH")
+    await call("POST", `/v1/uploads/${ticket.job_id}/commit`, 202, { key, json: commit })
+    await call("POST", `/v1/uploads/${ticket.job_id}/commit`, 200, { key, json: commit })
+    await call("POST", "/v1/uploads/not-a-uuid/commit", 400, { key, json: commit })
+    await call("POST", `/v1/uploads/${missingId}/commit`, 404, { key, json: commit })
+    await call("POST", `/v1/uploads/${ticket.job_id}/commit`, 422, { key, json: { object_key: 7 } })
+    await call("POST", `/v1/uploads/${ticket.job_id}/commit`, 400, { key, body: "{", contentType: "application/json" })
+
+    expect((await call("POST", "/v1/uploads/init", 415, { key, json: { filename: "notes.txt", size_bytes: 10 } })).body.code).toBe("BAD_EXT")
+    expect((await call("POST", "/v1/uploads/init", 413, { key, json: { filename: "huge.wav", size_bytes: 6 * 1000 ** 3 } })).body.code)
+      .toBe("FILE_TOO_LARGE")
+    await call("POST", "/v1/uploads/init", 422, { key, json: { filename: "a.wav", size_bytes: 0 } })
+    await call("POST", "/v1/uploads/init", 400, { key, json: { filename: "a.wav", size_bytes: 10 }, headers: { "Idempotency-Key": "bad key" } })
+    await call("POST", "/v1/uploads/init", 401, { json: { filename: "a.wav", size_bytes: 10 } })
+  })
+
+  it("billing: balance, usage, pay links and their refusals, pages, payment notices", async () => {
+    await call("GET", "/v1/credits", 200, { key })
+    await call("GET", "/v1/usage", 200, { key })
+    await call("GET", "/v1/usage", 401)
+    const link = await call("POST", "/v1/checkout", 200, { key, json: { sku: "mini-4" } })
+    await call("GET", `/v1/checkout/${link.body.id}`, 200, { key })
+    await call("GET", "/v1/checkout/txn_missing", 404, { key })
+    expect((await call("POST", "/v1/checkout", 400, { key, json: { sku: "gold-forever" } })).body.code).toBe("UNKNOWN_SKU")
+    await call("POST", "/v1/checkout", 422, { key, json: { sku: 42 } })
+    await call("POST", "/v1/checkout", 400, { key, body: "{\"sku\": ", contentType: "application/json" })
+    await call("POST", "/v1/checkout", 415, { key, body: "sku=mini-4", contentType: "text/plain" })
+    await call("GET", new URL(link.body.checkout_url).pathname, 200)
+    await call("GET", "/checkout/txn_missing", 404)
+    await call("GET", "/pricing", 200)
+    await call("POST", "/webhooks/paddle", 422, { json: { event_type: "transaction.completed" }, headers: { "Paddle-Signature": "ts=1;h1=00" } })
+  })
+})
+
+describe("rate limits", () => {
+  it("answers 429 RATE_LIMITED with Retry-After as documented", async () => {
+    const limited = await startServer("openapi-rate", { rateLimitPerMinute: 2 }, { pipeline: makeStandIn().layer })
+    try {
+      const spec = await (await limited.get("/openapi.json")).json()
+      const strict = makeChecker(spec)
+      const owner = (await limited.account()).key
+      let last: Checked | undefined
+      for (let i = 0; i < 4; i++) {
+        last = await strict.check("GET", `${limited.url}/v1/usage`, await limited.get("/v1/usage", { "X-API-Key": owner }))
+      }
+      expect(last!.status).toBe(429)
+      expect(last!.body.code).toBe("RATE_LIMITED")
+      expect(Number(last!.headers.get("retry-after"))).toBeGreaterThan(0)
+    } finally {
+      await limited.close()
+    }
+  })
+})
