@@ -1,0 +1,199 @@
+import { describe, expect, it } from "vitest"
+import type { Segment } from "../../src/contract/domain/Transcript.ts"
+import { isQuotable } from "../../services/insights/Extractive.ts"
+import { indexTranscript, ungroundedNames } from "../../services/insights/Grounding.ts"
+import { extractCandidates, rankPhrases, stem } from "../../services/insights/KeyPhrases.ts"
+import { chunkLines, transcriptLines } from "../../services/insights/LlmInsights.ts"
+import { mmr } from "../../services/insights/Mmr.ts"
+import { MAX_WORDS, splitSentences } from "../../services/insights/Sentences.ts"
+import { findSpeakerNames } from "../../services/insights/SpeakerNames.ts"
+import { speakerStats } from "../../services/insights/SpeakerStats.ts"
+import { textTiling } from "../../services/insights/TextTiling.ts"
+
+const seg = (start: number, end: number, text: string, speaker: string | null = null): Segment => ({ start, end, text, speaker })
+
+/** A unit vector along axis `k` of a small space, nudged by `noise` along axis 7. */
+const axis = (k: number, noise = 0) => {
+  const v = new Float32Array(8)
+  v[k] = 1
+  v[7] = noise
+  const n = Math.hypot(...v)
+  return v.map((x) => x / n)
+}
+
+describe("splitSentences", () => {
+  it("cuts at sentence punctuation across segments and interpolates times inside them", () => {
+    const s = splitSentences([
+      seg(0, 4, "Dr. Smith went home. She was"),
+      seg(4, 6, "tired after the trip! Was it long?"),
+      seg(7, 8, "Yes.")
+    ])
+    expect(s.map((x) => x.text)).toEqual(["Dr. Smith went home.", "She was tired after the trip!", "Was it long?", "Yes."])
+    expect(s[0]!.start).toBe(0)
+    expect(s[1]!.start).toBeGreaterThan(2)
+    expect(s[1]!.start).toBeLessThan(4)
+    expect(s[1]!.end).toBeGreaterThan(4)
+    expect(s[1]!.end).toBeLessThan(6)
+    expect(s[3]).toMatchObject({ start: 7, end: 8 })
+    expect(s[1]!.tokens).toEqual(["she", "was", "tired", "after", "the", "trip"])
+  })
+
+  it("ends a sentence at a change of speaker, even without punctuation", () => {
+    const s = splitSentences([seg(0, 2, "so what do you", "SPEAKER_00"), seg(2, 3, "think about it", "SPEAKER_01")])
+    expect(s.map((x) => [x.text, x.speaker])).toEqual([["so what do you", "SPEAKER_00"], ["think about it", "SPEAKER_01"]])
+  })
+
+  it("uses word times when the segment has them", () => {
+    const s = splitSentences([{
+      start: 0,
+      end: 10,
+      text: "Hello there. Bye now.",
+      speaker: null,
+      words: [
+        { start: 0, end: 0.5, text: "Hello" },
+        { start: 0.5, end: 1, text: "there." },
+        { start: 8, end: 8.5, text: "Bye" },
+        { start: 8.5, end: 10, text: "now." }
+      ]
+    }])
+    expect(s.map((x) => [x.text, x.start, x.end])).toEqual([["Hello there.", 0, 1], ["Bye now.", 8, 10]])
+    expect(s[1]!.tokenTimes[0]![0]).toBe(8)
+  })
+
+  it("cuts unpunctuated speech: at segment ends first, then every MAX_WORDS words", () => {
+    const words = (n: number, w: string) => Array.from({ length: n }, () => w).join(" ")
+    const bySegments = splitSentences([seg(0, 10, words(40, "alpha")), seg(10, 20, words(40, "beta"))])
+    expect(bySegments.map((x) => x.tokens.length)).toEqual([40, 40])
+    const inOne = splitSentences([seg(0, 60, words(150, "gamma"))])
+    expect(inOne.every((x) => x.tokens.length <= MAX_WORDS)).toBe(true)
+    expect(inOne.reduce((a, x) => a + x.tokens.length, 0)).toBe(150)
+  })
+})
+
+describe("mmr", () => {
+  it("trades relevance against redundancy", () => {
+    const v = [axis(0), axis(0, 0.1), axis(1)]
+    const sim = (i: number, j: number) => v[i]!.reduce((a, x, k) => a + x * v[j]![k]!, 0)
+    expect(mmr([1, 0.95, 0.6], sim, 2, 0.7)).toEqual([0, 2])
+    expect(mmr([1, 0.95, 0.6], sim, 2, 1)).toEqual([0, 1])
+  })
+})
+
+describe("textTiling", () => {
+  it("puts the boundary where the subject changes", () => {
+    const vectors = [0, 0, 0, 0, 0, 1, 1, 1, 1, 1].map((k, i) => axis(k, (i % 3) * 0.2))
+    const starts = textTiling(vectors, vectors.map(() => 10), { window: 3, minSentences: 3, minWords: 20, maxChapters: 4 })
+    expect(starts).toEqual([0, 5])
+  })
+
+  it("keeps one chapter when chapters would be too short", () => {
+    const vectors = [0, 0, 1, 1].map((k) => axis(k))
+    expect(textTiling(vectors, [5, 5, 5, 5], { window: 2, minSentences: 3, minWords: 10, maxChapters: 4 })).toEqual([0])
+    expect(textTiling([], [], { window: 2, minSentences: 3, minWords: 10, maxChapters: 4 })).toEqual([])
+  })
+})
+
+describe("key phrases", () => {
+  it("stems plurals and keeps content-word n-grams inside sentences", () => {
+    expect(["dunes", "beaches", "cities", "walls", "glass", "erosion"].map(stem)).toEqual(["dune", "beach", "city", "wall", "glass", "erosion"])
+    const sentences = splitSentences([seg(0, 9, "Sea walls are expensive. We build a sea wall. Laura likes sea walls.")])
+    const keys = extractCandidates(sentences, new Set(["laura"])).map((c) => c.key)
+    expect(keys).toContain("sea wall")
+    expect(keys).toContain("expensive")
+    expect(keys.some((k) => k.includes("laura"))).toBe(false)
+    const sea = extractCandidates(sentences).find((c) => c.key === "sea wall")!
+    expect(sea.phrase).toBe("sea walls")
+    expect(sea.occurrences).toHaveLength(3)
+  })
+
+  it("ranks by similarity and frequency without repeating a word", () => {
+    const sentences = splitSentences([seg(0, 9, "Coastal erosion matters. Coastal erosion again. Music festivals.")])
+    const candidates = extractCandidates(sentences)
+    // "coastal" is closest to the document, but the longer phrase containing it scores within 90 %.
+    const vectorOf = (key: string) =>
+      key.includes("music") || key.includes("festival") ? axis(3) : key === "coastal" ? axis(0) : axis(0, 0.2)
+    const ranked = rankPhrases(candidates, candidates.map((c) => vectorOf(c.key)), axis(0), 3)
+    const phrases = ranked.map((r) => r.candidate.phrase)
+    expect(phrases[0]).toBe("coastal erosion")
+    expect(phrases).not.toContain("erosion")
+    expect(phrases).not.toContain("coastal")
+    expect(phrases).toContain("music festivals")
+    expect(ranked[0]!.weight).toBe(1)
+  })
+})
+
+describe("speaker names", () => {
+  const turns = (...ts: Array<[string, string]>) =>
+    splitSentences(ts.map(([speaker, text], i) => seg(i * 5, i * 5 + 4, text, speaker)))
+
+  it("finds self-introductions, introduced guests and names in address", () => {
+    const names = findSpeakerNames(turns(
+      ["S0", "Hello and welcome. I'm Ana Lima. Joining us today is Dr. Kofi Mensah."],
+      ["S1", "Thank you, Ana. Glad to be here."],
+      ["S0", "Kofi, what did you find?"],
+      ["S1", "A lot of things."],
+      ["S2", "Hi, this is Tom from the newsroom."]
+    ))
+    expect(Object.fromEntries(names)).toEqual({ S0: "Ana Lima", S1: "Dr. Kofi Mensah", S2: "Tom" })
+  })
+
+  it("takes 'welcome back, Tom' as the next new voice and 'my name is' as the speaker", () => {
+    const names = findSpeakerNames(turns(
+      ["S0", "Welcome back, Tom. How was the trip?"],
+      ["S1", "It was long. My name is Tom Baker, for the new listeners."]
+    ))
+    expect(Object.fromEntries(names)).toEqual({ S1: "Tom Baker" })
+  })
+
+  it("names nobody without cues, without diarization, or for words that are not names", () => {
+    expect(findSpeakerNames(turns(["S0", "I'm Sorry about that."], ["S1", "I'm Glad you called."])).size).toBe(0)
+    expect(findSpeakerNames(splitSentences([seg(0, 3, "I'm Ana and this is great.")])).size).toBe(0)
+  })
+})
+
+describe("quotability and grounding", () => {
+  it("refuses dangling openings, questions and fragments", () => {
+    const [ok, dangling, question, short] = splitSentences([
+      seg(0, 20, "The roots hold the sand together every winter. And then it all washes away again. Why not build more sea walls today? Too short.")
+    ])
+    expect(isQuotable(ok!)).toBe(true)
+    expect(isQuotable(dangling!)).toBe(false)
+    expect(isQuotable(question!)).toBe(false)
+    expect(isQuotable(short!)).toBe(false)
+  })
+
+  it("locates verbatim quotes and flags names the transcript never says", () => {
+    const index = indexTranscript(splitSentences([
+      seg(0, 4, "I'm Laura Bennett, welcome.", "S0"),
+      seg(4, 8, "Sea walls are expensive, around twenty thousand dollars.", "S1")
+    ]))
+    const found = index.locate("sea walls are expensive around twenty")
+    expect(found?.speaker).toBe("S1")
+    expect(found!.start).toBeGreaterThanOrEqual(4)
+    expect(found!.end).toBeLessThanOrEqual(8)
+    expect(index.locate("sea walls are cheap")).toBeNull()
+    expect(ungroundedNames("Laura Bennett says sea walls cost a lot.", index)).toEqual([])
+    expect(ungroundedNames("The host, Laura Smith, thinks so.", index)).toEqual(["Smith"])
+    expect(ungroundedNames("Mike Jones disagrees.", index)).toEqual(["Mike", "Jones"])
+    expect(ungroundedNames("Erosion is costly.", index)).toEqual([])
+  })
+})
+
+describe("speaker stats and prompt lines", () => {
+  it("counts talk time, share and turns per label", () => {
+    const segments = [seg(0, 3, "a b", "S0"), seg(3, 4, "c", "S0"), seg(4, 8, "d", "S1"), seg(8, 10, "e", "S0"), seg(10, 11, "", "S1")]
+    expect(speakerStats(segments, new Map([["S1", "Tom"]]))).toEqual([
+      { label: "S0", name: null, talk_time: 6, share: 0.6, turns: 2 },
+      { label: "S1", name: "Tom", talk_time: 4, share: 0.4, turns: 1 }
+    ])
+    expect(speakerStats([seg(0, 3, "a", null)], new Map())).toEqual([])
+  })
+
+  it("renders one line per turn and chunks lines under a size", () => {
+    const sentences = splitSentences([seg(0, 3, "Hello there. Fine day.", "S0"), seg(65, 70, "Indeed it is.", "S1")])
+    const lines = transcriptLines(sentences, new Map([["S0", "Ana"]]))
+    expect(lines).toEqual(["[0:00] Ana: Hello there. Fine day.", "[1:05] S1: Indeed it is."])
+    expect(chunkLines(lines, 40)).toEqual(lines)
+    expect(chunkLines(lines, 1000)).toEqual([lines.join("\n")])
+  })
+})
