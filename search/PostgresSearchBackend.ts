@@ -10,6 +10,7 @@
  */
 import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import { foldWord, queryTerms, questionLanguage, termMatches } from "./Highlights.ts"
 import type { Moment } from "./Passages.ts"
 import { type Candidate, type CandidateQuery, SearchBackend, type StoredPassage } from "./SearchBackend.ts"
 
@@ -40,8 +41,12 @@ const configByLanguage: Readonly<Record<string, string>> = {
   tr: "turkish"
 }
 
-/** RRF constant: ranks deeper than ~60 barely matter, as in the original RRF paper. */
-export const RRF_K = 60
+/**
+ * RRF constant. The usual 60 makes the top of each list nearly flat (1/61 vs 1/65), so a
+ * passage appearing in both lists at middling ranks beats the clear semantic winner;
+ * 20 keeps the top few ranks distinct. Chosen on the library quality test.
+ */
+export const RRF_K = 20
 /** Each list is cut at this depth before fusion. */
 const LIST_DEPTH = 50
 
@@ -68,6 +73,25 @@ const dotBytes = (bytes: Uint8Array, q: Float32Array): number => {
   return sum
 }
 
+/**
+ * The full-text list keeps passages holding at least half of the question's content
+ * words (all of them for two words or fewer: "library open" needs both). One shared
+ * common word ("build", "save") says nothing about a paraphrased question, yet its rank
+ * would outweigh a semantic rank in the fusion. A question in another language keeps
+ * every full-text match: there the (English-only) embedding carries little.
+ */
+const wellCovered = <R extends { readonly text: string }>(q: string, rows: ReadonlyArray<R>): ReadonlyArray<R> => {
+  const terms = queryTerms(q)
+  if (terms.length <= 1 || !englishQuestion(q)) return rows
+  const needed = terms.length <= 2 ? terms.length : Math.ceil(terms.length / 2)
+  return rows.filter((row) => {
+    const words = Array.from(row.text.matchAll(/[\p{L}\p{N}]+/gu), (m) => foldWord(m[0]))
+    return terms.filter((t) => words.some((w) => termMatches(t, w))).length >= needed
+  })
+}
+
+const englishQuestion = (q: string): boolean => questionLanguage(q) !== "es"
+
 /** Reciprocal rank fusion: Σ weight / (k + rank) over the lists an item appears in. */
 export const reciprocalRankFusion = (
   lists: ReadonlyArray<{ readonly ids: ReadonlyArray<string>; readonly weight: number }>,
@@ -84,7 +108,8 @@ export const PostgresSearchBackend = {
   /**
    * `lexicalWeight` scales the full-text list in the fusion (the vector list weighs 1):
    * paraphrased questions share few words with their answer, and OR-matching finds some
-   * stray word in many passages, so a full-text rank counts for less than a semantic one.
+   * stray word in many passages, so a full-text rank counts for less than a semantic one
+   * (except for a question in another language, where it weighs 1 too).
    */
   layer: (options: { readonly lexicalWeight?: number } = {}) =>
     Layer.effect(
@@ -204,15 +229,16 @@ export const PostgresSearchBackend = {
         const candidates = Effect.fn("SearchBackend.candidates")(
           function*(query: CandidateQuery) {
             const depth = Math.max(query.limit, LIST_DEPTH)
-            const [semanticRows, lexicalRows] = yield* Effect.all([
+            const [semanticRows, matchedRows] = yield* Effect.all([
               Effect.flatMap(semantic(query, depth), decodeRows),
               Effect.flatMap(lexical(query, depth), decodeRows)
             ])
+            const lexicalRows = wellCovered(query.q, matchedRows)
             const byId = new Map<string, typeof Row.Type>()
             for (const row of [...semanticRows, ...lexicalRows]) byId.set(String(row.id), row)
             const fused = reciprocalRankFusion([
               { ids: semanticRows.map((r) => String(r.id)), weight: 1 },
-              { ids: lexicalRows.map((r) => String(r.id)), weight: lexicalWeight }
+              { ids: lexicalRows.map((r) => String(r.id)), weight: englishQuestion(query.q) ? lexicalWeight : 1 }
             ])
             return fused.slice(0, query.limit).map((f): Candidate => ({
               passage: toStored(byId.get(f.id)!),

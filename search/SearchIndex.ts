@@ -5,10 +5,8 @@
  *
  * A hit is a moment, not a passage: the segment inside a matching passage that matches
  * best, with its own times. Windows find the right stretch of talk; a second, segment-only
- * ranking restricted to the same jobs picks the moment inside each window. Candidates
- * that land on the same moment add their scores (found both as a window and as the
- * segment itself is the strongest evidence); hits overlapping in time within one job are
- * merged. `score` is that fused reciprocal-rank score: comparable within one answer only.
+ * ranking restricted to the same jobs picks the moment inside each window. Hits
+ * overlapping in time within one job are merged. `score` is that fused reciprocal-rank score: comparable within one answer only.
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import type { Transcript } from "../src/contract/domain/Transcript.ts"
@@ -24,6 +22,13 @@ export const MAX_LIMIT = 50
 const CANDIDATES = 40
 /** Segments ranked to choose the moment inside the candidate windows. */
 const MOMENT_CANDIDATES = 100
+
+/**
+ * A moment that is itself a question ("Why not build more sea walls?") echoes the
+ * searcher's question and is rarely what they look for: the answer that follows is.
+ */
+const QUESTION_FACTOR = 0.75
+const isQuestion = (m: Moment): boolean => /[?？]["”»]?$/u.test(m.text.trim())
 
 export class InvalidSearchQuery extends Schema.TaggedError<InvalidSearchQuery>()("InvalidSearchQuery", {
   message: Schema.String
@@ -174,17 +179,26 @@ export class SearchIndex extends Context.Service<SearchIndex, {
         const segmentRank = new Map(segments.map((s, i) => [momentKey(s.passage.jobId, s.passage), i]))
         const terms = queryTerms(q)
 
-        const byMoment = new Map<string, ScoredMoment>()
+        // A moment scores the best of its windows and its own segment. Not a sum: a window
+        // and its segments carry the same words, so adding them favours every long
+        // recording over a one-sentence one (measured: a one-sentence answer lost to a
+        // long recording's weaker window), and overlapping windows must not add up.
+        const byMoment = new Map<string, Omit<ScoredMoment, "score"> & { window: number; segment: number }>()
         for (const candidate of candidates) {
           const moment = candidate.passage.kind === "segment"
             ? candidate.passage.moments[0]!
             : momentOf(candidate, segmentRank, terms)
           const key = momentKey(candidate.passage.jobId, moment)
-          const found = byMoment.get(key)
-          if (found !== undefined) found.score += candidate.score
-          else byMoment.set(key, { jobId: candidate.passage.jobId, filename: candidate.passage.filename, moment, score: candidate.score })
+          const found = byMoment.get(key) ?? { jobId: candidate.passage.jobId, filename: candidate.passage.filename, moment, window: 0, segment: 0 }
+          found[candidate.passage.kind] = Math.max(found[candidate.passage.kind], candidate.score)
+          byMoment.set(key, found)
         }
-        return mergeMoments(Array.from(byMoment.values()), limit, terms)
+        const scored = Array.from(byMoment.values(), (m) => ({
+          ...m,
+          score: Math.max(m.window, m.segment) *
+            (isQuestion(m.moment) ? QUESTION_FACTOR : 1)
+        }))
+        return mergeMoments(scored, limit, terms)
       })
 
       return SearchIndex.of({ indexJob, removeJob, search })

@@ -38,7 +38,7 @@ const spanish = transcriptOf([
   { text: "Vende frutas y verduras de la región." }
 ], "es")
 
-export const searchContract = (name: string, layer: Layer.Layer<SearchIndex>) =>
+export const searchContract = <E>(name: string, layer: Layer.Layer<SearchIndex, E>) =>
   describe(`SearchIndex contract (${name})`, () => {
     it.layer(layer, { timeout: 300_000 })((it) => {
       it.effect("indexes jobs and counts their passages", () =>

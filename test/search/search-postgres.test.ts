@@ -4,13 +4,14 @@
  * `VERBATIM_TEST_DATABASE_URL` is set (whichever layout its migration chose).
  */
 import { Layer } from "effect"
+import type { SqlClient } from "effect/sql"
 import { PostgresSearchBackend } from "../../search/PostgresSearchBackend.ts"
 import { SearchIndex } from "../../search/SearchIndex.ts"
 import { onPostgres } from "../support/database.ts"
 import { searchContract } from "./contract.ts"
 import { embedderLayer, testDatabase, withoutPgvector } from "./support.ts"
 
-const index = (database: Layer.Layer<never, never, never> | Layer.Layer<any>) =>
+const index = <E>(database: Layer.Layer<SqlClient.SqlClient, E>) =>
   SearchIndex.layer.pipe(
     Layer.provide(PostgresSearchBackend.layer()),
     Layer.provide(embedderLayer),

@@ -1,0 +1,89 @@
+/**
+ * Library search quality on the Postgres backend (PGlite): questions phrased without the
+ * transcript's words find the right recording and the right moment first, in a library
+ * of every shared/media transcript plus decoys on neighbouring topics. The Spanish
+ * recording is found by Spanish questions and does not disturb English ones.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { randomUUID } from "node:crypto"
+import { PostgresSearchBackend } from "../../search/PostgresSearchBackend.ts"
+import { SearchIndex } from "../../search/SearchIndex.ts"
+import { qualityLibrary, recordingsSaying } from "./library.ts"
+import { embedderLayer, testDatabase } from "./support.ts"
+
+interface Case {
+  readonly q: string
+  /** A sentence of the target recording: every recording saying it counts as right. */
+  readonly recording: string
+  /** The top hit's text must contain this (the moment, not just the recording). */
+  readonly moment: string
+  /** For timed turns: the moment's own times. */
+  readonly times?: readonly [number, number]
+}
+
+export const cases: ReadonlyArray<Case> = [
+  { q: "when is the library open", recording: "The library closes at nine", moment: "reading room opens again at seven" },
+  { q: "who is building wind turbines", recording: "three tall windmills", moment: "windmills on the ridge" },
+  { q: "what did they decide about hiring", recording: "new hiring plan", moment: "decide on the new hiring plan" },
+  { q: "how fast is the shoreline retreating each year", recording: "Welcome back to Coastline", moment: "two meters of cliff every year", times: [18.93, 28.0] },
+  { q: "what is the price of building barriers against the ocean", recording: "Welcome back to Coastline", moment: "twenty thousand dollars per meter", times: [32.9, 40.73] },
+  { q: "who plants vegetation on the sandy hills every weekend", recording: "Welcome back to Coastline", moment: "volunteers plant dune grass", times: [47.83, 57.41] },
+  { q: "should I expect a downpour this evening", recording: "heavy rain across the northern valleys", moment: "heavy rain" },
+  { q: "what has to change in the agreement before signing", recording: "draft contract", moment: "payment terms need another look" },
+  { q: "what keeps community journalism going", recording: "rebuilding their local newspapers", moment: "local newspapers" },
+  { q: "¿Qué día abre el mercado?", recording: "El mercado abre", moment: "El mercado abre todos los sábados" },
+  { q: "¿Dónde puedo comprar verduras frescas de la zona?", recording: "El mercado abre", moment: "verduras" }
+]
+
+const accountId = randomUUID()
+const layer = SearchIndex.layer.pipe(
+  Layer.provide(PostgresSearchBackend.layer()),
+  Layer.provide(embedderLayer),
+  Layer.provide(testDatabase("search-quality"))
+)
+
+describe("library search quality", () => {
+  it.layer(layer, { timeout: 300_000 })((it) => {
+    const ids = new Map<string, string>()
+
+    it.effect("indexes every shared/media transcript and the decoys", () =>
+      Effect.gen(function*() {
+        const index = yield* SearchIndex
+        for (const item of qualityLibrary) {
+          const jobId = randomUUID()
+          ids.set(jobId, item.filename)
+          yield* index.indexJob(accountId, jobId, { filename: item.filename, language: item.language, created_at: new Date() }, item.transcript)
+        }
+        expect(ids.size).toBe(qualityLibrary.length)
+      }))
+
+    for (const c of cases) {
+      it.effect(`"${c.q}" → ${c.moment}`, () =>
+        Effect.gen(function*() {
+          const index = yield* SearchIndex
+          const hits = yield* index.search({ accountId, q: c.q, limit: 5 })
+          const top = hits[0]!
+          const right = recordingsSaying(c.recording)
+          expect(right.length).toBeGreaterThan(0)
+          expect(right).toContain(ids.get(top.job_id))
+          expect(top.filename).toBe(ids.get(top.job_id))
+          expect(top.text).toContain(c.moment)
+          if (c.times !== undefined) {
+            expect(top.start).toBeCloseTo(c.times[0], 2)
+            expect(top.end).toBeCloseTo(c.times[1], 2)
+          }
+        }))
+    }
+
+    it.effect("an English question never ranks the Spanish recordings above an English answer", () =>
+      Effect.gen(function*() {
+        const index = yield* SearchIndex
+        for (const c of cases.filter((c) => !c.q.startsWith("¿"))) {
+          const hits = yield* index.search({ accountId, q: c.q, limit: 3 })
+          const spanish = hits.filter((h) => ["l01_spanish.wav", "d06_partido.wav"].includes(ids.get(h.job_id)!))
+          expect(spanish.length, c.q).toBe(0)
+        }
+      }))
+  })
+})
