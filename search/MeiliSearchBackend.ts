@@ -1,0 +1,155 @@
+/**
+ * Search passages in Meilisearch: one index per deployment, documents carrying their
+ * MiniLM vector (`embedders.minilm`, source `userProvided`, 384 dimensions: Meilisearch
+ * never embeds anything itself), hybrid search mixing its keyword ranking with the
+ * vector ranking by `semanticRatio`.
+ *
+ * Isolation: every query filters on `account_id` (filterable, with `job_id`, `kind`,
+ * `language`, `created_at`), built here from the request, never from user text.
+ * Writes wait for their task, so a search right after `replaceJob` sees the new passages.
+ * An unreachable server at start fails the layer (MeilisearchUnavailable); a failure
+ * afterwards is a defect of the call.
+ */
+import { Effect, Layer, Schema } from "effect"
+import { Meilisearch, type Task } from "meilisearch"
+import type { Moment, PassageKind } from "./Passages.ts"
+import { type Candidate, type CandidateQuery, SearchBackend } from "./SearchBackend.ts"
+
+export class MeilisearchUnavailable extends Schema.TaggedError<MeilisearchUnavailable>()("MeilisearchUnavailable", {
+  url: Schema.String,
+  message: Schema.String
+}) {}
+
+export interface MeiliSearchOptions {
+  readonly url: string
+  readonly apiKey?: string | undefined
+  /** Index uid; one per deployment. */
+  readonly index?: string | undefined
+  /** 0 = keywords only, 1 = vectors only. */
+  readonly semanticRatio?: number | undefined
+}
+
+export const EMBEDDER = "minilm"
+
+interface PassageHit {
+  readonly id: string
+  readonly account_id: string
+  readonly job_id: string
+  readonly kind: PassageKind
+  readonly start: number
+  readonly end: number
+  readonly speaker: string | null
+  readonly text: string
+  readonly moments: ReadonlyArray<Moment>
+  readonly filename: string | null
+  readonly language: string | null
+  /** Epoch milliseconds of the job's creation. */
+  readonly created_at: number
+  readonly _rankingScore?: number
+}
+
+/** Filter values are ids and codes from the request; quotes and backslashes are escaped anyway. */
+const quoted = (value: string): string => `"${value.replace(/\\/g, "\\\\").replace(/"/g, "\\\"")}"`
+
+const message = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
+
+export const MeiliSearchBackend = {
+  layer: (options: MeiliSearchOptions) =>
+    Layer.effect(
+      SearchBackend,
+      Effect.gen(function*() {
+        const client = new Meilisearch({ host: options.url, ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }) })
+        const uid = options.index ?? "verbatim_passages"
+        const semanticRatio = options.semanticRatio ?? 0.7
+        const index = client.index<PassageHit>(uid)
+
+        const settle = (task: Task, allowed?: string) =>
+          task.status === "succeeded" || (allowed !== undefined && task.error?.code === allowed)
+            ? Effect.void
+            : Effect.die(new Error(`Meilisearch task ${task.type} ${task.status}: ${task.error?.message ?? ""}`))
+
+        yield* Effect.tryPromise({
+          try: async () => {
+            const created = await client.createIndex(uid, { primaryKey: "id" }).waitTask()
+            const configured = await index.updateSettings({
+              searchableAttributes: ["text"],
+              filterableAttributes: ["account_id", "job_id", "kind", "language", "created_at"],
+              embedders: { [EMBEDDER]: { source: "userProvided", dimensions: 384 } }
+            }).waitTask()
+            return [created, configured] as const
+          },
+          catch: (cause) => new MeilisearchUnavailable({ url: options.url, message: message(cause) })
+        }).pipe(
+          Effect.flatMap(([created, configured]) =>
+            Effect.andThen(settle(created, "index_already_exists"), settle(configured))
+          )
+        )
+
+        const call = <A>(f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: (cause) => cause }).pipe(Effect.orDie)
+
+        const replaceJob = Effect.fn("SearchBackend.replaceJob")(
+          function*(accountId: string, jobId: string, meta: Parameters<SearchBackend["Service"]["replaceJob"]>[2], documents: Parameters<SearchBackend["Service"]["replaceJob"]>[3]) {
+            yield* Effect.flatMap(call(() => index.deleteDocuments({ filter: `job_id = ${quoted(jobId)}` }).waitTask()), (t) => settle(t))
+            if (documents.length === 0) return
+            const docs = documents.map((d, i) => ({
+              id: `${jobId}_${i}`,
+              account_id: accountId,
+              job_id: jobId,
+              kind: d.kind,
+              start: d.start,
+              end: d.end,
+              speaker: d.speaker,
+              text: d.text,
+              moments: d.moments,
+              filename: meta.filename,
+              language: meta.language,
+              created_at: meta.created_at.getTime(),
+              _vectors: { [EMBEDDER]: Array.from(d.embedding) }
+            }))
+            yield* Effect.flatMap(call(() => index.addDocuments(docs).waitTask()), (t) => settle(t))
+          }
+        )
+
+        const removeJob = Effect.fn("SearchBackend.removeJob")(function*(jobId: string) {
+          yield* Effect.flatMap(call(() => index.deleteDocuments({ filter: `job_id = ${quoted(jobId)}` }).waitTask()), (t) => settle(t))
+        })
+
+        const candidates = Effect.fn("SearchBackend.candidates")(function*(query: CandidateQuery) {
+          if (query.jobIds !== undefined && query.jobIds.length === 0) return []
+          const filter = [
+            `account_id = ${quoted(query.accountId)}`,
+            ...(query.kind === undefined ? [] : [`kind = ${quoted(query.kind)}`]),
+            ...(query.jobIds === undefined ? [] : [`job_id IN [${query.jobIds.map(quoted).join(", ")}]`]),
+            ...(query.language === undefined ? [] : [`language = ${quoted(query.language)}`]),
+            ...(query.since === undefined ? [] : [`created_at >= ${query.since.getTime()}`]),
+            ...(query.until === undefined ? [] : [`created_at < ${query.until.getTime()}`])
+          ]
+          const response = yield* call(() =>
+            index.search(query.q, {
+              filter,
+              limit: query.limit,
+              vector: Array.from(query.vector),
+              hybrid: { embedder: EMBEDDER, semanticRatio },
+              showRankingScore: true,
+              attributesToRetrieve: ["job_id", "filename", "kind", "start", "end", "speaker", "text", "moments"]
+            })
+          )
+          return response.hits.map((hit): Candidate => ({
+            passage: {
+              jobId: hit.job_id,
+              filename: hit.filename,
+              kind: hit.kind,
+              start: hit.start,
+              end: hit.end,
+              speaker: hit.speaker,
+              text: hit.text,
+              moments: hit.moments
+            },
+            score: hit._rankingScore ?? 0
+          }))
+        })
+
+        return SearchBackend.of({ replaceJob, removeJob, candidates })
+      })
+    )
+}
