@@ -5,9 +5,12 @@
  *   it is located in the sentences it spans, which give it times and a speaker;
  * - names must appear in the transcript: every capitalised word of a generated text that is
  *   not its first word (or is its first word followed by another capitalised word, "Mike
- *   Jones says…") must be a word of the transcript, case-insensitively ("I", "I'm"… excepted).
+ *   Jones says…") must be a word of the transcript, case-insensitively ("I", "I'm"… excepted);
+ *   in titles every capitalised word that is not a stop word.
  */
+import { stem } from "./KeyPhrases.ts"
 import { type Sentence, tokenize } from "./Sentences.ts"
+import { STOPWORDS } from "./Stopwords.ts"
 
 export interface Located {
   readonly start: number
@@ -16,7 +19,8 @@ export interface Located {
 }
 
 export interface TranscriptIndex {
-  readonly words: ReadonlySet<string>
+  /** Stems (`KeyPhrases.stem`) of the transcript's words. */
+  readonly stems: ReadonlySet<string>
   /** Finds `quote` in the transcript; null when it does not occur verbatim (or has under 3 words). */
   locate(quote: string): Located | null
 }
@@ -32,7 +36,7 @@ export const indexTranscript = (sentences: ReadonlyArray<Sentence>): TranscriptI
       position.push(k)
     })
   })
-  const words = new Set(tokens)
+  const stems = new Set(tokens.map(stem))
   const locate = (quote: string): Located | null => {
     const needle = tokenize(quote)
     if (needle.length < 3) return null
@@ -48,18 +52,23 @@ export const indexTranscript = (sentences: ReadonlyArray<Sentence>): TranscriptI
     }
     return null
   }
-  return { words, locate }
+  return { stems, locate }
 }
 
-/** Capitalised words of `text` that look like names and are not words of the transcript. */
-export const ungroundedNames = (text: string, index: TranscriptIndex): Array<string> => {
+/**
+ * Capitalised words of `text` that look like names and are not words of the transcript
+ * (compared by stem, so "Walls" matches "wall"; stop words are never taken for names).
+ * `titleCase`: the first word is checked too (titles capitalise common words).
+ */
+export const ungroundedNames = (text: string, index: TranscriptIndex, titleCase = false): Array<string> => {
   const missing: Array<string> = []
   for (const sentence of text.split(/(?<=[.?!])\s+/)) {
     const words = sentence.match(/[\p{L}\p{N}]+(?:['’\-][\p{L}\p{N}]+)*/gu) ?? []
     words.forEach((word, k) => {
       if (!/^\p{Lu}/u.test(word) || /^I(?:['’]|$)/.test(word)) return
-      if (k === 0 && !/^\p{Lu}/u.test(words[1] ?? "")) return
-      if (!index.words.has(word.toLowerCase().replace(/’/g, "'"))) missing.push(word)
+      const lower = word.toLowerCase().replace(/’/g, "'").replace(/'s$/, "")
+      if (STOPWORDS.has(lower) || (!titleCase && k === 0 && !/^\p{Lu}/u.test(words[1] ?? ""))) return
+      if (!index.stems.has(stem(lower))) missing.push(word)
     })
   }
   return missing

@@ -12,14 +12,15 @@
  * Check, field by field: the summary is used only if every sentence's evidence occurs verbatim
  * in the transcript (its times and speaker are the evidence's) and no sentence names anything
  * the transcript does not; the titles only if there is exactly one per chapter, each under 80
- * characters, with no ungrounded names. An answer that is not the expected JSON counts as
- * failing both. Endpoint failures are returned to the caller as `LlmFailure`.
+ * characters, every capitalised word of them (stop words aside) a word of the transcript. An
+ * answer that is not the expected JSON (or not a chat completion at all) fails both. Other
+ * endpoint failures (timeout, unreachable, HTTP status) are returned as `LlmFailure`.
  */
 import { Effect, Schema } from "effect"
 import type { Chapter, Summary } from "../../src/contract/domain/Insights.ts"
 import type { ExtractiveResult } from "./Extractive.ts"
 import { indexTranscript, type TranscriptIndex, ungroundedNames } from "./Grounding.ts"
-import type { LlmClient, LlmFailure } from "./LlmClient.ts"
+import type { ChatRequest, LlmClient, LlmFailure } from "./LlmClient.ts"
 import type { Sentence } from "./Sentences.ts"
 
 /** Characters of transcript per request (≈ 2,000 tokens, inside an 8k-token context with the answer). */
@@ -154,7 +155,7 @@ const checkTitles = (
   for (const title of titles) {
     const t = title.trim()
     if (t.length === 0 || t.length > MAX_TITLE_CHARS) return { chapters: null, reason: "chapters: bad title length" }
-    const missing = ungroundedNames(t, index)
+    const missing = ungroundedNames(t, index, true)
     if (missing.length > 0) return { chapters: null, reason: `chapters: names not in the transcript: ${missing.join(", ")}` }
   }
   return { chapters: chapters.map((c, i) => ({ ...c, title: titles[i]!.trim() })) }
@@ -170,6 +171,11 @@ export const llmFields = Effect.fnUntraced(function*(
   client: LlmClient["Service"],
   base: ExtractiveResult
 ): Effect.fn.Return<LlmFields, LlmFailure> {
+  // A malformed answer (not a completion, content not JSON) fails the check like wrong JSON does.
+  const ask = (request: ChatRequest) =>
+    client.complete(request).pipe(
+      Effect.catchIf((failure) => failure.kind === "malformed", () => Effect.succeed(null as unknown))
+    )
   const chapters = base.insights.chapters
   const chunks = chunkLines(transcriptLines(base.sentences, base.names), CHUNK_CHARS)
   let finalUser: string
@@ -178,7 +184,7 @@ export const llmFields = Effect.fnUntraced(function*(
   } else {
     const notes: Array<typeof Point.Type> = []
     for (const [k, chunk] of chunks.entries()) {
-      const answer = yield* client.complete({
+      const answer = yield* ask({
         system: SYSTEM,
         user: `Part ${k + 1} of ${chunks.length} of a transcript:\n${chunk}\n\n` +
           "Write `notes`: up to 5 sentences on the main points of this part, each with its evidence.",
@@ -194,7 +200,7 @@ export const llmFields = Effect.fnUntraced(function*(
       `Chapters:\n${chapterList(chapters)}\n\n${finalInstructions(chapters.length)} ` +
       "Evidence must be copied from the notes' evidence."
   }
-  const answer = yield* client.complete({
+  const answer = yield* ask({
     system: SYSTEM,
     user: finalUser,
     schemaName: "transcript_insights",

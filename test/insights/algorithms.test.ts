@@ -176,6 +176,10 @@ describe("quotability and grounding", () => {
     expect(ungroundedNames("The host, Laura Smith, thinks so.", index)).toEqual(["Smith"])
     expect(ungroundedNames("Mike Jones disagrees.", index)).toEqual(["Mike", "Jones"])
     expect(ungroundedNames("Erosion is costly.", index)).toEqual([])
+    expect(ungroundedNames("Then Laura's sea wall.", index)).toEqual([])
+    expect(ungroundedNames("Miller on the Sea Walls", index)).toEqual([])
+    expect(ungroundedNames("Miller on the Sea Walls", index, true)).toEqual(["Miller"])
+    expect(ungroundedNames("The Expensive Sea Wall", index, true)).toEqual([])
   })
 })
 
