@@ -43,6 +43,10 @@ import { TranscriptAccess } from "../services/transcripts/TranscriptAccess.ts"
 import { UploadTickets } from "../services/uploads/UploadTickets.ts"
 import { JobHandlers, JobListHandlers } from "../src/http/JobHandlers.ts"
 import { SubmitHandlers } from "../src/http/SubmitHandlers.ts"
+import { PlaybackHandlers, PlaybackMediaHandlers } from "../src/http/PlaybackHandlers.ts"
+import { LinkTokens } from "../services/playback/LinkTokens.ts"
+import { Playback } from "../services/playback/Playback.ts"
+import { PlaybackStore } from "../services/playback/PlaybackStore.ts"
 import { UploadHandlers, UploadTransferHandlers } from "../src/http/UploadHandlers.ts"
 
 /** Link fetching and webhook delivery share one address policy (`VERBATIM_FETCH_ALLOW`). */
@@ -87,8 +91,12 @@ const UseCasesLayer = Layer.mergeAll(
   MediaIntake.layer,
   JobQueries.layer,
   JobCommands.layer,
-  TranscriptAccess.layer
-).pipe(Layer.provideMerge(JobAccess.layer), Layer.provideMerge(Paywall.layer))
+  TranscriptAccess.layer,
+  Playback.layer
+).pipe(
+  Layer.provideMerge(Layer.mergeAll(JobAccess.layer, LinkTokens.layer, PlaybackStore.layerLocal)),
+  Layer.provideMerge(Paywall.layer)
+)
 
 const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([
@@ -100,7 +108,9 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pi
     JobListHandlers,
     JobHandlers,
     BillingHandlers,
-    PaymentPagesHandlers
+    PaymentPagesHandlers,
+    PlaybackHandlers,
+    PlaybackMediaHandlers
   ]),
   Layer.provide([RequireAccountLive, AllowGuestLive]),
   Layer.provide(UseCasesLayer)

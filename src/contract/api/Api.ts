@@ -7,6 +7,7 @@ import { AccountApi } from "./AccountApi.ts"
 import { JobListApi, JobsApi, SubmitApi, UploadsApi, UploadTransferApi } from "./JobsApi.ts"
 import { BillingApi, PaymentPagesApi } from "./BillingApi.ts"
 import { SystemApi } from "./SystemApi.ts"
+import { PlaybackApi, PlaybackMediaApi } from "./PlaybackApi.ts"
 import { truthfulDocument } from "./Document.ts"
 
 export class Api extends HttpApi.make("verbatim")
@@ -19,6 +20,7 @@ export class Api extends HttpApi.make("verbatim")
   .add(BillingApi)
   .add(PaymentPagesApi)
   .add(SystemApi)
+  .add(PlaybackApi).add(PlaybackMediaApi)
   .annotateMerge(OpenApi.annotations({
     title: "Verbatim transcription API",
     version: "1.0.0",

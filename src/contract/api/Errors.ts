@@ -187,3 +187,32 @@ export const pathIdErrors = [BadId] as const
 
 /** Errors of a route that decodes a JSON body. */
 export const jsonBodyErrors = [MalformedRequest, ValidationFailed, UnsupportedContentType] as const
+
+/*
+ * Signed media links (playback and clip videos): authorised by the token in the link, not by a key.
+ */
+
+/** A signed media link without its `token`. */
+export class LinkTokenMissing extends Schema.Error<LinkTokenMissing>("LinkTokenMissing")({
+  ...wire("LinkTokenMissing"),
+  code: code("TOKEN_MISSING")
+}, { httpApiStatus: 401 }) {}
+
+/** The token was altered, belongs to another resource, or is past its lifetime: fetch a new link. */
+export class LinkTokenRejected extends Schema.Error<LinkTokenRejected>("LinkTokenRejected")({
+  ...wire("LinkTokenRejected"),
+  code: Schema.Literals(["TOKEN_INVALID", "TOKEN_EXPIRED"])
+}, { httpApiStatus: 403 }) {}
+
+/** The original audio is past retention or gone from storage; the transcript is still readable. */
+export class AudioGone extends Schema.Error<AudioGone>("AudioGone")({
+  ...wire("AudioGone"),
+  code: Schema.Literals(["AUDIO_EXPIRED", "AUDIO_MISSING"])
+}, { httpApiStatus: 410 }) {}
+
+/** No byte of the requested range exists; `Content-Range: bytes * /<size>` gives the size. */
+export class RangeNotSatisfiable extends Schema.Error<RangeNotSatisfiable>("RangeNotSatisfiable")({
+  ...wire("RangeNotSatisfiable"),
+  code: code("RANGE_NOT_SATISFIABLE"),
+  size: Schema.Number
+}, { httpApiStatus: 416 }) {}
