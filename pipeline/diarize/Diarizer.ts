@@ -11,11 +11,16 @@
  *    encoder (VoiceEncoder), one L2-normalised 256-d vector per window.
  * 4. Clustering, number of speakers found, not given: average-linkage agglomerative clustering on
  *    cosine similarity, cut at 0.663 (Clustering). 0.663 is the midpoint between the mean cosine
- *    of same-voice windows (0.811) and of different-voice windows (0.515); on a05 every
- *    threshold in 0.60–0.70 finds 2 speakers with 0 % DER, 0.5 merges them, 0.75 and above
- *    split voices. Recordings with more than `maxClusterWindows` windows (default 2,000 ≈ 25 min
- *    of speech) cluster an evenly strided subset of that size; every window is then given the
- *    cluster whose mean embedding is nearest, which bounds memory to one 2,000² matrix.
+ *    of same-voice windows (0.811) and of different-voice windows (0.515) in the models README.
+ *    Only windows of at least 1 s shape the clusters; shorter ones (a lone "Agreed.") join the
+ *    nearest cluster mean afterwards, since a 0.5 s embedding is too noisy to found a speaker.
+ *    Sweep with this pipeline: a05 finds 2 speakers at every threshold from 0.50 to 0.80; a08
+ *    finds 3 from 0.55 to 0.70 (DER 0.8 %), 2 at 0.50, 4 at 0.72, 5 at 0.75; single voices stay
+ *    one speaker up to 0.75 and split at 0.80. Usable band: 0.55–0.70.
+ *    Recordings with more than `maxClusterWindows` reliable windows (default 2,000 ≈ 25 min of
+ *    speech) cluster an evenly strided subset of that size; every other window then takes the
+ *    cluster whose mean embedding is nearest, which bounds memory to one 2,000² float32 matrix
+ *    (16 MB). A 40-minute, 5-voice concatenation (bench/diarize.ts) still finds 5 speakers.
  * 5. Turns: each 10 ms speech frame takes the label of the nearest window centre in its region;
  *    pieces of one speaker less than 1 s apart form one turn; speakers are named SPEAKER_00,
  *    SPEAKER_01, … in order of first appearance.

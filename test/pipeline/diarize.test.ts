@@ -6,9 +6,10 @@
  * pauses inside a turn; a05: the manifest has no times, so its turns are the ones measured in
  * shared/models/README.md, "Diarization of a05": 0.23–5.09 A, 6.02–11.90 B, 13.15–18.20 A).
  */
-import { assert, describe, it } from "@effect/vitest"
+import { afterAll, assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Stream } from "effect"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { DiarizationFailed, diarizeAudio, Diarizer } from "../../pipeline/diarize/Diarizer.ts"
 import { MediaDecoder } from "../../pipeline/media/MediaDecoder.ts"
@@ -126,6 +127,16 @@ describe("Diarizer on shared/media", () => {
       }))
   })
 
+  it.layer(Layer.mergeAll(Diarizer.layer({ modelsDir, threshold: 0.8 }), VoiceActivity.layer()).pipe(Layer.provide(onnx)))((it) => {
+    it.effect("the threshold decides the count: at cosine 0.8 the three voices of a08 split into more speakers", () =>
+      Effect.gen(function*() {
+        const pcm = readWavPcm16(path.join(mediaDir, "a08_interview_three_speakers.wav")).samples
+        const summary = yield* (yield* VoiceActivity).detect(Stream.make(pcm))
+        const turns = yield* diarizeAudio(pcm, summary.regions)
+        assert.isAbove(new Set(turns.map((t) => t.speaker)).size, 3)
+      }))
+  })
+
   it.layer(Diarizer.layer({ modelsDir: "/nonexistent/models" }).pipe(Layer.provide(onnx)))((it) => {
     it.effect("a missing voice-encoder model is DiarizationFailed, with the path in the reason", () =>
       Effect.gen(function*() {
@@ -133,6 +144,21 @@ describe("Diarizer on shared/media", () => {
         const error = yield* Effect.flip(diarizeAudio(pcm, [{ start: 0.2, end: 7 }]))
         assert.instanceOf(error, DiarizationFailed)
         assert.include(error.reason, "/nonexistent/models/voice-encoder/onnx/voice_encoder.onnx")
+      }))
+  })
+
+  const corrupt = fs.mkdtempSync(path.join(os.tmpdir(), "verbatim-diarize-"))
+  fs.mkdirSync(path.join(corrupt, "voice-encoder/onnx"), { recursive: true })
+  fs.writeFileSync(path.join(corrupt, "voice-encoder/onnx/voice_encoder.onnx"), "not an onnx graph")
+  afterAll(() => fs.rmSync(corrupt, { recursive: true, force: true }))
+
+  it.layer(Diarizer.layer({ modelsDir: corrupt }).pipe(Layer.provide(onnx)))((it) => {
+    it.effect("a model file onnxruntime cannot load is DiarizationFailed too", () =>
+      Effect.gen(function*() {
+        const pcm = readWavPcm16(path.join(mediaDir, "a01_slt_budget.wav")).samples
+        const error = yield* Effect.flip(diarizeAudio(pcm, [{ start: 0.2, end: 7 }]))
+        assert.instanceOf(error, DiarizationFailed)
+        assert.match(error.reason, /^voice encoder: /)
       }))
   })
 })
