@@ -1,38 +1,23 @@
 /**
  * A small HTTP client for the job API in tests: submits (multipart, link, direct upload),
- * bounded polling, error-body checks, the Job resource's shape, and raw socket requests
- * for what `fetch` will not send (a lying Content-Length, broken multipart framing).
+ * bounded polling, error-body checks, and raw socket requests for what `fetch` will not
+ * send (a lying Content-Length, broken multipart framing). Job, submit and list answers
+ * are decoded with the contract's own Schemas, strictly (an undocumented field fails), so
+ * the tests read the shapes the API declares instead of copies of them.
  */
+import { Schema } from "effect"
 import { expect } from "vitest"
 import * as net from "node:net"
+import { JobList, JobView, SubmitAnswer } from "../../src/contract/domain/Job.ts"
 import type { TestServer } from "./server.ts"
 
-export interface Job {
-  readonly job_id: string
-  readonly status: "queued" | "processing" | "done" | "failed"
-  readonly progress: number
-  readonly queue_position: number
-  readonly filename: string | null
-  readonly audio_duration_seconds: number | null
-  readonly language: string | null
-  readonly source: string
-  readonly speech_detected: boolean
-  readonly speech_ratio: number
-  readonly locked: boolean
-  readonly created_at: number
-  readonly completed_at: number | null
-  readonly error: string | null
-  readonly error_code?: string
-  readonly retryable?: boolean
-  readonly preview?: boolean
-  readonly [extra: string]: unknown
-}
+export type Job = JobView
+export type { SubmitAnswer }
 
-export interface SubmitAnswer {
-  readonly job_id: string
-  readonly status: string
-  readonly claim_token?: string
-}
+const strict = { onExcessProperty: "error" } as const
+const decodeJob = Schema.decodeUnknownSync(JobView, strict)
+const decodeSubmitAnswer = Schema.decodeUnknownSync(SubmitAnswer, strict)
+const decodeJobList = Schema.decodeUnknownSync(JobList, strict)
 
 export const keyHeaders = (key: string | undefined, extra: Record<string, string> = {}): Record<string, string> =>
   key === undefined ? { ...extra } : { "X-API-Key": key, ...extra }
@@ -94,8 +79,9 @@ export const request = (
 
 /** Reads the submit answer of an accepted (202) submit. */
 export const accepted = async (response: Response): Promise<SubmitAnswer> => {
-  const body = await response.json() as SubmitAnswer
-  expect(response.status, JSON.stringify(body)).toBe(202)
+  const json: unknown = await response.json()
+  expect(response.status, JSON.stringify(json)).toBe(202)
+  const body = decodeSubmitAnswer(json)
   expect(body.job_id).toMatch(/^[0-9a-f-]{36}$/)
   expect(body.status).toBe("queued")
   return body
@@ -103,9 +89,9 @@ export const accepted = async (response: Response): Promise<SubmitAnswer> => {
 
 export const getJob = async (server: TestServer, key: string | undefined, id: string, headers: Record<string, string> = {}) => {
   const response = await request(server, "GET", `/v1/jobs/${id}`, key, headers)
-  const body = await response.json() as Job
-  expect(response.status, JSON.stringify(body)).toBe(200)
-  return body
+  const json: unknown = await response.json()
+  expect(response.status, JSON.stringify(json)).toBe(200)
+  return decodeJob(json)
 }
 
 /** Polls `GET /v1/jobs/{id}` until `until` holds; fails after `timeoutMs` with the last state. */
@@ -197,9 +183,9 @@ export const expectJobShape = (job: Job) => {
 
 export const listJobs = async (server: TestServer, key: string, query = "") => {
   const response = await request(server, "GET", `/v1/jobs${query}`, key)
-  const body = await response.json() as { jobs: Array<Job>; limit: number; offset: number; count: number; total: number | null }
-  expect(response.status, JSON.stringify(body)).toBe(200)
-  return body
+  const json: unknown = await response.json()
+  expect(response.status, JSON.stringify(json)).toBe(200)
+  return decodeJobList(json)
 }
 
 export interface RawResponse {
