@@ -16,24 +16,19 @@ import {
 import { mediaDir, modelsDir } from "../support/paths.ts"
 import { readWavPcm16 } from "../support/wav.ts"
 
+/** One run of the reference pipeline on a01 (with or without Resemblyzer's webrtcvad trim). */
+interface FixtureRun {
+  readonly n_mel_frames: number
+  readonly partial_mel_slices: Array<[number, number]>
+  readonly mel_first_160: Array<Array<number>>
+  readonly embedding_first_partial: Array<number>
+}
+
 interface Fixture {
   readonly mel_filterbank_40x201: Array<Array<number>>
   readonly input_rms_dbfs: number
-  readonly resemblyzer_pipeline: {
-    readonly samples_after_preprocess: number
-    readonly n_mel_frames: number
-    readonly partial_mel_slices: Array<[number, number]>
-    readonly mel_first_160: Array<Array<number>>
-    readonly embedding_first_partial: Array<number>
-  }
-  readonly no_vad_trim: {
-    readonly samples: number
-    readonly n_mel_frames: number
-    readonly partial_mel_slices: Array<[number, number]>
-    readonly mel_first_160: Array<Array<number>>
-    readonly embedding_first_partial: Array<number>
-    readonly embedding_utterance: Array<number>
-  }
+  readonly resemblyzer_pipeline: FixtureRun & { readonly samples_after_preprocess: number }
+  readonly no_vad_trim: FixtureRun & { readonly samples: number; readonly embedding_utterance: Array<number> }
 }
 
 const fixture = JSON.parse(

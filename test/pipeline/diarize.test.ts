@@ -49,13 +49,7 @@ const pcmOf = (name: string) =>
     if (name.endsWith(".wav")) return readWavPcm16(path.join(mediaDir, name)).samples
     const decoder = yield* MediaDecoder
     const chunks = yield* Stream.runCollect(decoder.decode(path.join(mediaDir, name)))
-    const out = new Float32Array(chunks.reduce((n, c) => n + c.length, 0))
-    let at = 0
-    for (const c of chunks) {
-      out.set(c, at)
-      at += c.length
-    }
-    return out
+    return Float32Array.from(chunks.flatMap((c) => Array.from(c)))
   })
 
 const diarizeFile = (name: string) =>
