@@ -26,7 +26,7 @@ import { findSpeakerNames } from "./SpeakerNames.ts"
 import { speakerStats } from "./SpeakerStats.ts"
 import { DANGLING_OPENINGS } from "./Stopwords.ts"
 import { textTiling } from "./TextTiling.ts"
-import { centroid, dot, minMax, similarityMatrix } from "./Vectors.ts"
+import { centroid, dot, minMax } from "./Vectors.ts"
 
 export type Embed = (texts: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Float32Array>, InsightsUnavailable>
 
@@ -71,14 +71,15 @@ export const extractive = Effect.fnUntraced(function*(
 
   const vectors = yield* embed(sentences.map((s) => s.text))
   const document = centroid(vectors, sentences.map((s) => Math.sqrt(s.tokens.length)))
-  const sim = similarityMatrix(vectors)
-  const centrality = sentences.map((s, i) => {
-    let total = 0
-    for (let j = 0; j < n; j++) if (j !== i) total += sim[i]![j]!
-    return (n > 1 ? total / (n - 1) : 1) * Math.min(1, s.tokens.length / 8)
-  })
+  // Mean cosine to the other sentences = (v_i · Σ v_j − 1) / (n − 1): linear in n, no n×n matrix
+  // (a 10-hour recording has ~6,000 sentences).
+  const sum = new Float32Array(vectors[0]?.length ?? 0)
+  for (const v of vectors) for (let d = 0; d < sum.length; d++) sum[d]! += v[d]!
+  const centrality = sentences.map((s, i) =>
+    (n > 1 ? (dot(vectors[i]!, sum) - 1) / (n - 1) : 1) * Math.min(1, s.tokens.length / 8)
+  )
   const relevance = minMax(centrality)
-  const similarity = (i: number, j: number) => sim[i]![j]!
+  const similarity = (i: number, j: number) => dot(vectors[i]!, vectors[j]!)
 
   const timed = (s: Sentence): SummarySentence => ({
     text: s.text,
@@ -112,7 +113,7 @@ export const extractive = Effect.fnUntraced(function*(
     const base = relevance[i]! + Math.min(1, mentions / 3) * 0.5
     return inSummary.has(i) ? base * 0.8 : base
   }))
-  const quotePicks = mmr(salience, (a, b) => sim[quotable[a]!.i]![quotable[b]!.i]!, quoteCount(n), 0.6)
+  const quotePicks = mmr(salience, (a, b) => similarity(quotable[a]!.i, quotable[b]!.i), quoteCount(n), 0.6)
     .map((k) => quotable[k]!.i)
     .sort((a, b) => a - b)
   const quotes: Array<Quote> = quotePicks.map((i) => timed(sentences[i]!))

@@ -24,7 +24,8 @@ export const STOPWORDS: ReadonlySet<string> = new Set(
     "when when's where where's whether which while who who's whole whom whose why why's will with within without won't " +
     "would wouldn't yeah yep yes yet you you'd you'll you're you've your yours yourself yourselves great good hello " +
     "welcome guess stuff bit basically literally totally gotten tonight tomorrow yesterday day days year years time times " +
-    "first second third three four five six seven eight nine ten hundred thousand million billion every per"
+    "first second third three four five six seven eight nine ten hundred thousand million billion every per join joined " +
+    "joining joins"
   ).split(/\s+/)
 )
 

@@ -30,21 +30,6 @@ export const centroid = (vectors: ReadonlyArray<Float32Array>, weights?: Readonl
   return out
 }
 
-/** Pairwise cosine matrix of normalised vectors. */
-export const similarityMatrix = (vectors: ReadonlyArray<Float32Array>): Array<Float64Array> => {
-  const n = vectors.length
-  const m = Array.from({ length: n }, () => new Float64Array(n))
-  for (let i = 0; i < n; i++) {
-    m[i]![i] = 1
-    for (let j = i + 1; j < n; j++) {
-      const s = dot(vectors[i]!, vectors[j]!)
-      m[i]![j] = s
-      m[j]![i] = s
-    }
-  }
-  return m
-}
-
 /** Rescales scores to 0..1 (all equal → all 1). */
 export const minMax = (scores: ReadonlyArray<number>): Array<number> => {
   const lo = Math.min(...scores)
