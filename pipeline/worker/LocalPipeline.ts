@@ -1,0 +1,38 @@
+/**
+ * The speech pipeline built in the current thread from plain options: `Transcriber` on the real
+ * parts plus `MediaDecoder`. The pipeline worker builds exactly this inside itself; the CLI may use
+ * it directly. Models load on first use, not when the layer is built.
+ */
+import { Layer } from "effect"
+import * as path from "node:path"
+import { MediaDecoder } from "../media/MediaDecoder.ts"
+import { type DownloadProgress, ModelRegistry } from "../models/ModelRegistry.ts"
+import { OnnxRuntime } from "../onnx/OnnxRuntime.ts"
+import { TranscriberLive } from "../TranscriberLive.ts"
+import { VoiceActivity } from "../vad/VoiceActivity.ts"
+import { Whisper } from "../whisper/Whisper.ts"
+import type { PipelineOptions } from "./Protocol.ts"
+
+/** Download progress on stderr, one line per file as it completes a tenth. */
+export const reportDownload = (progress: DownloadProgress) => {
+  const percent = Math.floor((100 * progress.receivedBytes) / Math.max(1, progress.totalBytes))
+  process.stderr.write(`\rdownloading ${progress.model}/${progress.file} ${percent}%${percent >= 100 ? "\n" : ""}`)
+}
+
+export const modelRegistryLayer = (options: Pick<PipelineOptions, "modelsDir" | "modelsUrl" | "reportDownloads">) =>
+  ModelRegistry.layer({
+    modelsDir: path.resolve(options.modelsDir),
+    baseUrl: options.modelsUrl,
+    ...(options.reportDownloads ? { onProgress: reportDownload } : {})
+  })
+
+export const localPipeline = (options: PipelineOptions) => {
+  const whisper = Whisper.layer({ defaultModel: options.model }).pipe(
+    Layer.provide(OnnxRuntime.layer({ threads: options.threads, idleUnloadMs: options.idleUnloadMs })),
+    Layer.provide(modelRegistryLayer(options))
+  )
+  return TranscriberLive({ model: options.model, encoder: options.encoder }).pipe(
+    Layer.provide([whisper, VoiceActivity.layer()]),
+    Layer.provideMerge(MediaDecoder.layer({ backend: options.decoder }))
+  )
+}

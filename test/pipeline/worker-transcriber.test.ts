@@ -1,0 +1,179 @@
+/**
+ * The pipeline worker on real weights (whisper-tiny.en) and real media: the same transcript as
+ * the in-process pipeline, progress across the boundary, typed errors and defects as values,
+ * interruption that stops the work, crashes that fail one call and not the next, and an event
+ * loop that stays responsive while a transcription runs (where the in-process pipeline stalls it).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Cause, Effect, Exit, Fiber, Layer } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { monitorEventLoopDelay } from "node:perf_hooks"
+import { type ProgressReport, Transcriber } from "../../pipeline/Transcriber.ts"
+import { localPipeline } from "../../pipeline/worker/LocalPipeline.ts"
+import { PipelineWorker } from "../../pipeline/worker/PipelineWorker.ts"
+import type { PipelineOptions, WorkerTestHooks } from "../../pipeline/worker/Protocol.ts"
+import { WorkerTranscriber } from "../../pipeline/worker/WorkerTranscriber.ts"
+import { mediaDir, modelsDir } from "../support/paths.ts"
+import { readWavPcm16, writeWav } from "../support/wav.ts"
+
+const pipeline: PipelineOptions = {
+  decoder: "wasm",
+  modelsDir,
+  modelsUrl: "http://127.0.0.1:9",
+  model: "whisper-tiny.en",
+  encoder: "fp32",
+  threads: 2,
+  idleUnloadMs: 60_000,
+  reportDownloads: false
+}
+
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "verbatim-worker-"))
+const media = (file: string) => path.join(mediaDir, file)
+
+/** ~2 minutes of speech: the shared clips back to back, long enough to watch the loop. */
+const longFile = path.join(scratch, "long.wav")
+{
+  const clips = ["a08_interview_three_speakers.wav", "a05_dialogue_slt_kal.wav", "a04_ked_podcast.wav", "a02_kal_weather.wav"]
+  const parts = [...clips, ...clips].map((file) => readWavPcm16(media(file)).samples)
+  const joined = new Float32Array(parts.reduce((n, p) => n + p.length, 0))
+  parts.reduce((offset, p) => (joined.set(p, offset), offset + p.length), 0)
+  writeWav(longFile, joined)
+}
+/** A copy of a clip that the crash hook watches for. */
+const crashFile = path.join(scratch, "crash.wav")
+fs.copyFileSync(media("a01_slt_budget.wav"), crashFile)
+
+const workerLayer = (testHooks?: WorkerTestHooks) =>
+  WorkerTranscriber.pipe(Layer.provideMerge(PipelineWorker.layer({ pipeline, ...(testHooks ? { testHooks } : {}) })))
+
+const request = (file: string, wordTimestamps = true) => ({ path: file, language: "auto", wordTimestamps })
+const ignore: ProgressReport = () => Effect.void
+
+const transcribeWith = <E>(layer: Layer.Layer<Transcriber, E>, file: string) =>
+  Effect.gen(function*() {
+    const transcriber = yield* Transcriber
+    return yield* transcriber.transcribe(request(file), ignore)
+  }).pipe(Effect.provide(layer))
+
+/** Max and p99 event-loop delay (ms) on this thread while `effect` runs. */
+const loopDelayDuring = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const histogram = monitorEventLoopDelay({ resolution: 5 })
+    histogram.enable()
+    const value = yield* effect
+    histogram.disable()
+    return { value, p99: histogram.percentile(99) / 1e6, max: histogram.max / 1e6 }
+  })
+
+/** Fraction of one core this process used over `ms` (every thread: main, workers, ONNX). */
+const cpuShareOver = (ms: number) =>
+  Effect.gen(function*() {
+    const before = process.cpuUsage()
+    yield* Effect.sleep(ms)
+    const used = process.cpuUsage(before)
+    return (used.user + used.system) / 1000 / ms
+  })
+
+// Measured here on 2 cores at load average 13 (other test runs): in-process p99 1622 ms, max 2.4 s
+// (a decoder batch holds the loop); in the worker p99 36 ms, max 172 ms, all of it the OS
+// scheduling this thread late. 100 ms leaves room for a busier machine and is still 16× short of
+// the in-process figure.
+const LOOP_P99_BOUND_MS = 100
+
+describe("pipeline worker", () => {
+  it.live("gives the in-process transcript, with progress, through the worker", () =>
+    Effect.gen(function*() {
+      const file = media("a05_dialogue_slt_kal.wav")
+      const local = yield* transcribeWith(localPipeline(pipeline), file)
+      const reports: Array<{ progress: number; durationSeconds?: number }> = []
+      const remote = yield* Effect.gen(function*() {
+        const transcriber = yield* Transcriber
+        return yield* transcriber.transcribe(request(file), (progress, facts) =>
+          Effect.sync(() => void reports.push({ progress, ...facts })))
+      }).pipe(Effect.provide(workerLayer()))
+      expect(remote).toEqual(local)
+      expect(remote.transcript.segments.length).toBeGreaterThan(0)
+      expect(remote.transcript.segments[0]!.words?.length).toBeGreaterThan(0)
+      expect(reports[0]!.durationSeconds).toBeCloseTo(18.2, 1)
+      expect(reports.length).toBeGreaterThan(1)
+      expect(reports.map((r) => r.progress)).toEqual([...reports.map((r) => r.progress)].sort((a, b) => a - b))
+    }))
+
+  it.live("returns NoAudioInFile as a typed error and keeps the worker", () =>
+    Effect.gen(function*() {
+      const transcriber = yield* Transcriber
+      const worker = yield* PipelineWorker
+      const exit = yield* Effect.exit(transcriber.transcribe(request(media("x01_video_no_audio.mp4")), ignore))
+      expect(exit._tag).toBe("Failure")
+      const error = Exit.isFailure(exit) ? Cause.findErrorOption(exit.cause) : undefined
+      expect(error?._tag === "Some" && error.value._tag).toBe("NoAudioInFile")
+      const first = yield* worker.threadId
+      expect(first).not.toBeNull()
+
+      // A defect in the worker (a missing file) stays a defect, and the worker survives it.
+      const missing = yield* Effect.exit(transcriber.transcribe(request(path.join(scratch, "nope.wav")), ignore))
+      expect(Exit.isFailure(missing) && Cause.hasDies(missing.cause)).toBe(true)
+      expect(Exit.isFailure(missing) && Cause.pretty(missing.cause)).toContain("no such file")
+      expect(yield* worker.threadId).toBe(first)
+    }).pipe(Effect.provide(workerLayer())))
+
+  it.live("stops the work in the worker when the call is interrupted", () =>
+    Effect.gen(function*() {
+      const transcriber = yield* Transcriber
+      const worker = yield* PipelineWorker
+      let reports = 0
+      const fiber = yield* Effect.forkChild(
+        transcriber.transcribe(request(longFile), () => Effect.sync(() => void reports++))
+      )
+      while (reports < 2) yield* Effect.sleep(50)
+      const thread = yield* worker.threadId
+      const started = performance.now()
+      yield* Fiber.interrupt(fiber)
+      expect(performance.now() - started).toBeLessThan(5_000)
+      // Cancelled cooperatively (the same worker), and nothing keeps computing afterwards.
+      expect(yield* worker.threadId).toBe(thread)
+      yield* Effect.sleep(200)
+      expect(yield* cpuShareOver(1_500)).toBeLessThan(0.3)
+      const after = yield* transcriber.transcribe(request(media("a01_slt_budget.wav")), ignore)
+      expect(after.transcript.text.length).toBeGreaterThan(0)
+    }).pipe(Effect.provide(workerLayer())))
+
+  for (const mode of ["exit", "throw"] as const) {
+    it.live(`fails the call with TranscriptionFailed when the worker dies (${mode}), then starts a new one`, () =>
+      Effect.gen(function*() {
+        const transcriber = yield* Transcriber
+        const worker = yield* PipelineWorker
+        const exit = yield* Effect.exit(transcriber.transcribe(request(crashFile), ignore))
+        const error = Exit.isFailure(exit) ? Cause.findErrorOption(exit.cause) : undefined
+        expect(error?._tag === "Some" && error.value._tag).toBe("TranscriptionFailed")
+        expect(error?._tag === "Some" && error.value.reason).toMatch(mode === "exit" ? /exited \(code 70\)/ : /crashed: injected/)
+        expect(yield* worker.threadId).toBeNull()
+
+        const next = yield* transcriber.transcribe(request(media("a01_slt_budget.wav")), ignore)
+        expect(next.transcript.text.toLowerCase()).toContain("budget")
+        expect(yield* worker.threadId).not.toBeNull()
+      }).pipe(Effect.provide(workerLayer({ crash: { path: crashFile, mode } }))))
+  }
+
+  it.live("keeps this thread's event loop responsive while a transcription runs", () =>
+    Effect.gen(function*() {
+      const transcriber = yield* Transcriber
+      // Load the models first, so the measured run is a steady-state transcription.
+      yield* transcriber.transcribe(request(media("a01_slt_budget.wav")), ignore)
+      const measured = yield* loopDelayDuring(transcriber.transcribe(request(longFile), ignore))
+      console.log(`worker: event-loop delay p99 ${measured.p99.toFixed(1)} ms, max ${measured.max.toFixed(1)} ms`)
+      expect(measured.value.transcript.segments.length).toBeGreaterThan(10)
+      expect(measured.p99).toBeLessThan(LOOP_P99_BOUND_MS)
+    }).pipe(Effect.provide(workerLayer())))
+
+  it.live("(control) the in-process pipeline does stall the loop beyond that bound", () =>
+    Effect.gen(function*() {
+      const transcriber = yield* Transcriber
+      yield* transcriber.transcribe(request(media("a01_slt_budget.wav")), ignore)
+      const measured = yield* loopDelayDuring(transcriber.transcribe(request(longFile), ignore))
+      console.log(`in-process: event-loop delay p99 ${measured.p99.toFixed(1)} ms, max ${measured.max.toFixed(1)} ms`)
+      expect(measured.p99).toBeGreaterThan(LOOP_P99_BOUND_MS)
+    }).pipe(Effect.provide(localPipeline(pipeline))))
+})
