@@ -21,14 +21,17 @@ const Seconds = Schema.Finite.annotate({ description: "Seconds from the start of
 const SpeakerLabel = Schema.NullOr(Schema.String).annotate({ description: "`SPEAKER_<nn>`, or null without diarization." })
 const SpeakerName = Schema.NullOr(Schema.String).annotate({ description: "The name the recording gives the speaker, or null." })
 
-/** One summary sentence and the passage of the recording it comes from (or, for `llm`, rests on). */
-export const SummarySentence = Schema.Struct({
+/** A sentence with the passage of the recording it comes from and who said it. */
+const SpokenSentence = Schema.Struct({
   text: Schema.String,
   start: Seconds,
   end: Seconds,
   speaker: SpeakerLabel,
   speaker_name: SpeakerName
 })
+
+/** One summary sentence: said verbatim (`extractive`), or written by the LLM and timed by its evidence (`llm`). */
+export const SummarySentence = SpokenSentence.annotate({ identifier: "SummarySentence" })
 export type SummarySentence = typeof SummarySentence.Type
 
 export const Summary = Schema.Struct({
@@ -51,13 +54,7 @@ export const Topic = Schema.Struct({
 export type Topic = typeof Topic.Type
 
 /** A sentence said verbatim in the recording, self-contained (no dangling "and/so/it…" opening). */
-export const Quote = Schema.Struct({
-  text: Schema.String,
-  start: Seconds,
-  end: Seconds,
-  speaker: SpeakerLabel,
-  speaker_name: SpeakerName
-})
+export const Quote = SpokenSentence.annotate({ identifier: "Quote" })
 export type Quote = typeof Quote.Type
 
 /** One diarized speaker. Empty list when the job was not diarized. */
