@@ -23,11 +23,20 @@ import { AccountHandlers, SystemHandlers } from "../src/http/AccountHandlers.ts"
 import { AllowGuestLive, RequireAccountLive } from "../src/http/Auth.ts"
 import { EdgeMiddleware } from "../src/http/Edge.ts"
 import { DatabaseLayer } from "./Database.ts"
-import { clusterOptionsFrom, JobsClusterLayer } from "./Cluster.ts"
+import { clusterOptionsFrom, WorkClusterLayer } from "./Cluster.ts"
+import { IdempotencyKeys } from "../services/jobs/IdempotencyKeys.ts"
+import { JobDispatcher, JobReconciler, UnfinishedJobs } from "../services/jobs/JobDispatcher.ts"
 import { JobEvents } from "../services/jobs/JobEvents.ts"
+import { JobRuns } from "../services/jobs/JobRuns.ts"
 import { JobStore } from "../services/jobs/JobStore.ts"
 import { JobWatchdogLayer } from "../services/jobs/JobWatchdog.ts"
-import { TranscriptionJobsLayer, UnfinishedJobsLayer } from "../services/jobs/TranscriptionJobs.ts"
+import { TranscribeTask } from "../services/jobs/TranscribeTask.ts"
+import { TranscriptStore } from "../services/jobs/TranscriptStore.ts"
+import { JobEventFeed } from "../services/work/JobEventFeed.ts"
+import { JobEventLog } from "../services/work/JobEventLog.ts"
+import { MessageCleanup } from "../services/work/MessageCleanup.ts"
+import { TaskHandlers } from "../services/work/TaskHandlers.ts"
+import { TaskStore } from "../services/work/TaskStore.ts"
 import { LinkResolver } from "../services/links/LinkResolver.ts"
 import { SafeFetcher } from "../services/links/SafeFetcher.ts"
 import { Signer } from "../services/security/Signer.ts"
@@ -64,6 +73,7 @@ export const DomainLayer = Layer.mergeAll(
   RateLimiter.layer,
   SampleQuota.layer,
   JobStore.layer,
+  JobRuns.layer,
   Checkouts.layer,
   UsageReport.layer,
   UploadTickets.layer,
@@ -71,18 +81,25 @@ export const DomainLayer = Layer.mergeAll(
   JobEvents.layer,
   MediaStorage.layer,
   TranscriptFormats.layer
-).pipe(Layer.provideMerge(Billing.layer), Layer.provideMerge(FetchLayer), Layer.provideMerge(DatabaseLayer))
+).pipe(
+  Layer.provideMerge(TranscriptStore.layer),
+  Layer.provideMerge(Layer.mergeAll(Billing.layer, IdempotencyKeys.layer, JobEventLog.layer, TaskStore.layer)),
+  Layer.provideMerge(FetchLayer),
+  Layer.provideMerge(DatabaseLayer)
+)
 
 /**
- * Job execution in this process: the cluster runner with the `Job` entity, the run itself,
- * webhook deliveries and the stall/purge watchdog. Needs a `Transcriber`.
+ * Work in this process: the task engine (cluster runner, `Task` entity, a pool per kind)
+ * with the registered kinds (`transcribe`; `diarize`, `insights`, `index`, `render-clip`
+ * register here next), the job dispatcher, the job event feed and its consumers
+ * (webhooks), webhook deliveries and the housekeeping watchdog. Needs a `Transcriber`.
  */
-export const WorkLayer = Layer.mergeAll(JobEvents.deliveryLoop, JobWatchdogLayer).pipe(
-  Layer.provideMerge(
-    Layer.unwrap(AppConfig.useSync((config) => JobsClusterLayer(clusterOptionsFrom(config)))).pipe(
-      Layer.provide([TranscriptionJobsLayer, UnfinishedJobsLayer])
-    )
-  )
+const TaskKindsLayer = TaskHandlers.layer(TranscribeTask)
+
+export const WorkLayer = Layer.mergeAll(JobEvents.deliveryLoop, JobWatchdogLayer, JobEventFeed.loop, JobReconciler).pipe(
+  Layer.provideMerge(JobEventFeed.layer(JobEvents.webhookConsumer)),
+  Layer.provideMerge(Layer.mergeAll(JobDispatcher.layer, MessageCleanup.layer, UnfinishedJobs.layer)),
+  Layer.provideMerge(Layer.unwrap(AppConfig.useSync((config) => WorkClusterLayer(clusterOptionsFrom(config), TaskKindsLayer))))
 )
 
 /** The use cases the HTTP adapters call (they need the job runner and the pipeline's probe). */

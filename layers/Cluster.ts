@@ -1,6 +1,6 @@
 /**
- * Durable job execution: the effect/cluster runtime under the `Job` entity, the dispatcher
- * and the start-up reconciler. The caller passes options (see `clusterOptionsFrom` for the
+ * Durable execution: the effect/cluster runtime under the task engine's `Task` entity
+ * (services/work), with the registered task kinds and the start-up reconciler. The caller passes options (see `clusterOptionsFrom` for the
  * mapping from `AppConfig`); nothing here reads the environment itself.
  *
  * Two shapes, decided by the storage:
@@ -31,15 +31,13 @@
  */
 import { NodeClusterSocket, NodeCrypto } from "@effect/platform-node"
 import { type Duration, Layer, Option } from "effect"
-import { type MessageStorage, RunnerAddress, type Runners, type Sharding, ShardingConfig, SingleRunner } from "effect/cluster"
-import type { ConfigError } from "effect/Config"
-import type { SocketServerError } from "effect/socket/SocketServer"
-import type { SqlClient } from "effect/sql"
+import { RunnerAddress, ShardingConfig, SingleRunner } from "effect/cluster"
 import type { AppConfigShape } from "../services/AppConfig.ts"
-import { JobDispatcher, JobReconciler } from "../services/jobs/JobDispatcher.ts"
-import { JobEntityLayer } from "../services/jobs/JobEntity.ts"
-import type { JobProcessor, UnfinishedJobs } from "../services/jobs/JobProcessor.ts"
-import { WorkerPool } from "../services/jobs/WorkerPool.ts"
+import { TaskEntityLayer } from "../services/work/TaskEntity.ts"
+import type { TaskHandlers } from "../services/work/TaskHandlers.ts"
+import { type TaskEngineOptions, TaskRunner } from "../services/work/TaskRunner.ts"
+import { TaskReconciler, Tasks } from "../services/work/Tasks.ts"
+import { TaskSupervisor } from "../services/work/TaskSupervisor.ts"
 
 export type RunnerOptions =
   | { readonly mode: "single" }
@@ -55,15 +53,17 @@ export type RunnerOptions =
   }
 
 export type ClusterOptions = RunnerOptions & {
-  /** Jobs run at once by this process. */
-  readonly poolSize: number
+  /** Attempt cap and backoff (defaults: 3 attempts, 2 s doubling). */
+  readonly engine?: TaskEngineOptions | undefined
+  /** Send every unfinished task's message at start (default true; tests switch it off). */
+  readonly reconcile?: boolean | undefined
 }
 
 /** Embedded storage → one runner; Postgres → socket runner at the configured address. */
 export const clusterOptionsFrom = (config: AppConfigShape): ClusterOptions =>
   Option.isSome(config.databaseUrl)
-    ? { mode: "socket", runnerHost: config.runnerHost, runnerPort: config.runnerPort, poolSize: config.workers }
-    : { mode: "single", poolSize: config.workers }
+    ? { mode: "socket", runnerHost: config.runnerHost, runnerPort: config.runnerPort }
+    : { mode: "single" }
 
 const shardingConfig = (options: RunnerOptions): ShardingConfig.ShardingConfig["Service"] => {
   const base: ShardingConfig.ShardingConfig["Service"] = {
@@ -87,13 +87,7 @@ const shardingConfig = (options: RunnerOptions): ShardingConfig.ShardingConfig["
 }
 
 /** The cluster runtime alone: `Sharding` (+ `Runners`, `MessageStorage`) on the SqlClient. */
-export const ClusterRuntimeLayer = (
-  options: RunnerOptions
-): Layer.Layer<
-  Sharding.Sharding | Runners.Runners | MessageStorage.MessageStorage,
-  ConfigError | SocketServerError,
-  SqlClient.SqlClient
-> =>
+export const ClusterRuntimeLayer = (options: RunnerOptions) =>
   options.mode === "single"
     ? SingleRunner.layer({ runnerStorage: "memory", shardingConfig: shardingConfig(options) }).pipe(
       Layer.provide(NodeCrypto.layerDigest)
@@ -101,19 +95,18 @@ export const ClusterRuntimeLayer = (
     : NodeClusterSocket.layer({ storage: "sql", shardingConfig: shardingConfig(options) })
 
 /**
- * Runs the `Job` entity on this process, provides `JobDispatcher`, and dispatches the
- * unfinished jobs once at start. Needs the app's `JobProcessor`, `UnfinishedJobs` and
- * SqlClient (migrated: the cluster creates its own `cluster_*` tables on first start).
+ * The task engine on this process: the `Task` entity with a pool per registered kind, the
+ * stall/time-limit supervisor, `Tasks` for enqueueing, and (unless switched off) the
+ * start-up send of unfinished tasks. `handlers` registers the kinds; it may itself need
+ * `Tasks` (to enqueue follow-ups). Needs `TaskStore` and the migrated SqlClient (the
+ * cluster creates its own `cluster_*` tables on first start).
  */
-export const JobsClusterLayer = (
-  options: ClusterOptions
-): Layer.Layer<
-  JobDispatcher,
-  ConfigError | SocketServerError,
-  JobProcessor | UnfinishedJobs | SqlClient.SqlClient
-> =>
-  Layer.mergeAll(JobEntityLayer, JobReconciler).pipe(
-    Layer.provideMerge(JobDispatcher.layer),
-    Layer.provide(WorkerPool.layer({ size: options.poolSize })),
-    Layer.provide(ClusterRuntimeLayer(options))
-  )
+export const WorkClusterLayer = <E, R>(options: ClusterOptions, handlers: Layer.Layer<TaskHandlers, E, R>) => {
+  const tasks = Tasks.layer.pipe(Layer.provideMerge(ClusterRuntimeLayer(options)))
+  const engine = Layer.mergeAll(
+    TaskEntityLayer,
+    TaskSupervisor.layer,
+    options.reconcile === false ? Layer.empty : TaskReconciler
+  ).pipe(Layer.provideMerge(TaskRunner.layer(options.engine)), Layer.provideMerge(handlers))
+  return engine.pipe(Layer.provideMerge(tasks))
+}

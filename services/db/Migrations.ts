@@ -9,6 +9,9 @@ import foundation from "./migrations/0001_foundation.ts"
 import jobs from "./migrations/0002_jobs.ts"
 import webhookSecrets from "./migrations/0003_webhook_secrets.ts"
 import billing from "./migrations/0004_billing.ts"
+import tasks from "./migrations/0005_tasks.ts"
+import search from "./migrations/0006_search.ts"
+import clips from "./migrations/0007_clips.ts"
 
 const run = Migrator.make({})
 
@@ -16,7 +19,10 @@ export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
   "0002_jobs": jobs,
   "0003_webhook_secrets": webhookSecrets,
-  "0004_billing": billing
+  "0004_billing": billing,
+  "0005_tasks": tasks,
+  "0006_search": search,
+  "0007_clips": clips
 })
 
 export const MigrationsLayer = Layer.effectDiscard(run({ loader: migrations, table: "verbatim_migrations" }))

@@ -26,6 +26,7 @@ import { Billing } from "../billing/Billing.ts"
 import { Paywall } from "../billing/Paywall.ts"
 import { JobDispatcher } from "../jobs/JobDispatcher.ts"
 import type { NewJob } from "../jobs/JobRecord.ts"
+import { IdempotencyKeys } from "../jobs/IdempotencyKeys.ts"
 import { type Idempotency, JobStore } from "../jobs/JobStore.ts"
 import { SafeFetcher } from "../links/SafeFetcher.ts"
 import { SampleQuota } from "../SampleQuota.ts"
@@ -76,6 +77,7 @@ export class Admission extends Context.Service<Admission, {
     Admission,
     Effect.gen(function*() {
       const store = yield* JobStore
+      const keys = yield* IdempotencyKeys
       const quota = yield* SampleQuota
       const config = yield* AppConfig
       const dispatcher = yield* JobDispatcher
@@ -150,7 +152,7 @@ export class Admission extends Context.Service<Admission, {
 
         // A replay is answered before anything is spent (a keyless retry must not use up a sample).
         if (request.idempotency !== undefined) {
-          const earlier = yield* store.findByIdempotency(request.idempotency.scope, request.idempotency.key)
+          const earlier = yield* keys.find(request.idempotency.scope, request.idempotency.key)
           if (Option.isSome(earlier)) return yield* replayOf(earlier.value)
         }
         let claimToken: string | undefined

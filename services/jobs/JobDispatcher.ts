@@ -1,43 +1,38 @@
 /**
- * Hands jobs to the durable runner. `dispatch` stores a `Process` message for the job in
- * the cluster's message table and returns without waiting for the run: once it returns,
- * the job will run even if this process dies right after (whichever runner owns the job's
- * shard picks the message up). Dispatching a job twice is harmless: the job entity runs
- * its messages one at a time and `JobProcessor.process` does nothing for an ended job.
+ * Hands jobs to the task engine: `dispatch` enqueues the job's `transcribe` task (stored
+ * row + persisted cluster message) and returns without waiting for the run; once it
+ * returns, the job will run even if this process dies right after. Dispatching a job again
+ * is harmless: a task that already ended starts over, and its run does nothing for a job
+ * that ended (the claim finds nothing) — which is what a restored job needs.
  *
  * `JobReconciler` dispatches every unfinished job once at start, which covers a job whose
- * message was never stored (the process died between creating the job and dispatching
- * it) or was lost.
+ * task was never stored (the process died between creating the job and dispatching it).
  */
-import { Context, Effect, Layer, Schedule } from "effect"
+import { Context, Effect, Layer } from "effect"
 import type { JobId } from "../../src/contract/domain/Ids.ts"
-import { JobEntity } from "./JobEntity.ts"
-import { UnfinishedJobs } from "./JobProcessor.ts"
+import { Tasks } from "../work/Tasks.ts"
+import { JobStore } from "./JobStore.ts"
 
 export class JobDispatcher extends Context.Service<JobDispatcher, {
   dispatch(jobId: JobId): Effect.Effect<void>
 }>()("verbatim/jobs/JobDispatcher") {
-  /** Requires `Sharding` (see layers/Cluster.ts). */
+  /** Requires `Tasks` (so `Sharding`: see layers/Cluster.ts). */
   static readonly layer = Layer.effect(
     JobDispatcher,
-    Effect.gen(function*() {
-      const clientFor = yield* JobEntity.client
-      const dispatch = Effect.fn("JobDispatcher.dispatch")(
-        function*(jobId: JobId) {
-          yield* clientFor(jobId).Process(undefined, { discard: true })
-        },
-        // A storage hiccup is retried briefly; a database that stays away is a defect for
-        // the caller, whose job then stays unfinished and is dispatched again at start.
-        Effect.retry({
-          while: (error) => error._tag === "PersistenceError",
-          schedule: Schedule.exponential("100 millis", 2),
-          times: 4
-        }),
-        Effect.orDie
-      )
-      return JobDispatcher.of({ dispatch })
-    })
+    Effect.map(Tasks, (tasks) =>
+      JobDispatcher.of({
+        dispatch: Effect.fn("JobDispatcher.dispatch")(function*(jobId: JobId) {
+          yield* tasks.enqueue("transcribe", jobId, { rerun: true })
+        })
+      }))
   )
+}
+
+/** Jobs that have not ended (queued or processing), oldest first: re-dispatched at start. */
+export class UnfinishedJobs extends Context.Service<UnfinishedJobs, {
+  readonly list: Effect.Effect<ReadonlyArray<JobId>>
+}>()("verbatim/jobs/UnfinishedJobs") {
+  static readonly layer = Layer.effect(UnfinishedJobs, Effect.map(JobStore, (store) => UnfinishedJobs.of({ list: store.unfinished })))
 }
 
 /** Dispatches every unfinished job once this runner is up (in the background). */

@@ -6,13 +6,20 @@
  * of "id.timestamp.body">` keyed by the account's `whsec_` secret). Non-2xx answers and
  * network errors are retried with backoff (5 s, 30 s, 2 min, 10 min, 30 min, 2 h, 6 h,
  * 12 h); every attempt is recorded. Deliveries survive restarts: they live in the database.
+ *
+ * The end event is recorded by `webhookConsumer`, a consumer of the job event outbox
+ * (`JobEventFeed`): the `finished` event is committed with the job's end, and the delivery
+ * row is written in the same transaction that moves the consumer's cursor, so each end of
+ * a job is recorded exactly once even across crashes.
  */
-import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHmac, randomBytes } from "node:crypto"
 import type { AccountId } from "../../src/contract/domain/Ids.ts"
 import { SafeFetcher } from "../links/SafeFetcher.ts"
+import type { JobEventConsumer } from "../work/JobEventFeed.ts"
 import type { JobRecord } from "./JobRecord.ts"
+import { JobStore } from "./JobStore.ts"
 import { toJobView } from "./JobViews.ts"
 
 export const retryDelaysMs = [5_000, 30_000, 120_000, 600_000, 1_800_000, 7_200_000, 21_600_000, 43_200_000]
@@ -97,6 +104,24 @@ export class JobEvents extends Context.Service<JobEvents, {
       return JobEvents.of({ jobEnded, webhookSecret, deliverDue })
     })
   )
+
+  /** Records `job.done` / `job.failed` deliveries from the `finished` job events. */
+  static readonly webhookConsumer = Effect.gen(function*() {
+    const events = yield* JobEvents
+    const store = yield* JobStore
+    return {
+      name: "webhooks",
+      types: ["finished"],
+      handle: (event) =>
+        Effect.gen(function*() {
+          const job = yield* store.getAny(event.job_id)
+          if (Option.isSome(job) && (job.value.status === "done" || job.value.status === "failed")) {
+            yield* events.jobEnded(job.value)
+          }
+          return []
+        })
+    } satisfies JobEventConsumer
+  })
 
   /** The delivery loop, for processes that run jobs. */
   static readonly deliveryLoop = Layer.effectDiscard(

@@ -1,7 +1,9 @@
 /** A job as stored (one row of `jobs`), decoded once at the store's edge. */
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { AccountId, ApiKeyId, JobId } from "../../src/contract/domain/Ids.ts"
 import { JobErrorCode, JobSource, JobStatus } from "../../src/contract/domain/Job.ts"
+import { numbersFromBigInt } from "../db/BigIntColumns.ts"
+import { ResolvedMedia } from "../links/LinkResolver.ts"
 
 const BigIntNumber = Schema.Union([Schema.Number, Schema.NumberFromString])
 
@@ -19,7 +21,8 @@ export const JobRecord = Schema.Struct({
   size_bytes: Schema.NullOr(BigIntNumber),
   content_type: Schema.NullOr(Schema.String),
   input_url: Schema.NullOr(Schema.String),
-  resolved_media: Schema.NullOr(Schema.Unknown),
+  /** jsonb arrives parsed from Postgres; as text from drivers that do not parse it. */
+  resolved_media: Schema.NullOr(Schema.Union([ResolvedMedia, Schema.fromJsonString(ResolvedMedia)])),
   language_requested: Schema.String,
   diarize: Schema.Boolean,
   word_timestamps: Schema.Boolean,
@@ -58,9 +61,15 @@ export interface NewJob {
   readonly sizeBytes: number | null
   readonly contentType: string | null
   readonly inputUrl: string | null
-  readonly resolvedMedia: unknown
+  readonly resolvedMedia: ResolvedMedia | null
   readonly language: string
   readonly diarize: boolean
   readonly wordTimestamps: boolean
   readonly webhookUrl: string | null
 }
+
+const decodeJobs = Schema.decodeUnknownEffect(Schema.Array(JobRecord))
+
+/** Rows of `jobs` (SELECT *) → records; a row that does not decode is a defect. */
+export const decodeJobRows = (rows: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<JobRecord>> =>
+  decodeJobs(rows.map(numbersFromBigInt)).pipe(Effect.orDie)

@@ -1,38 +1,34 @@
 /**
- * Housekeeping every process runs: a processing job whose heartbeat stopped ends
- * `PROCESSING_STALLED`, one that ran past the time limit ends `PROCESSING_TIMEOUT` (both
- * `retryable: true`; a run that wakes up later cannot overwrite that, its token is stale);
- * jobs deleted more than 24 hours ago are purged with their files, and so are uploads
- * whose ticket expired uncommitted. The statements are
- * idempotent, so several processes may run this at once.
+ * Housekeeping every working process runs every 15 seconds: the task engine's stall and
+ * time-limit checks (a transcription without heartbeat ends `PROCESSING_STALLED`, one past
+ * the time limit `PROCESSING_TIMEOUT`, both `retryable: true`; a run that wakes up later
+ * cannot overwrite that, its token is stale); jobs deleted more than 24 hours ago are
+ * purged with their files, and so are uploads whose ticket expired uncommitted; ended
+ * tasks of purged jobs, processed cluster messages and job events every consumer has
+ * passed are deleted after their retention. The statements are idempotent, so several
+ * processes may run this at once.
  */
 import { Duration, Effect, Layer, Schedule } from "effect"
-import { AppConfig } from "../AppConfig.ts"
 import { MediaStorage } from "../storage/MediaStorage.ts"
 import { UploadTickets } from "../uploads/UploadTickets.ts"
-import { JobEvents } from "./JobEvents.ts"
+import { JobEventFeed } from "../work/JobEventFeed.ts"
+import { MessageCleanup } from "../work/MessageCleanup.ts"
+import { TaskStore } from "../work/TaskStore.ts"
+import { TaskSupervisor } from "../work/TaskSupervisor.ts"
 import { JobStore } from "./JobStore.ts"
 
 export const sweep = Effect.gen(function*() {
   const store = yield* JobStore
-  const events = yield* JobEvents
   const storage = yield* MediaStorage
-  const config = yield* AppConfig
   const tickets = yield* UploadTickets
-  const stuck = yield* store.failStuck({
-    stalledAfterMs: config.jobStallSeconds * 1000,
-    timeoutAfterMs: config.jobTimeoutSeconds * 1000
-  })
-  // One event that cannot be recorded must neither hide the others nor stop the purge.
-  yield* Effect.forEach(
-    stuck,
-    (job) => events.jobEnded(job).pipe(Effect.catchCause((cause) => Effect.logWarning(`end event of job ${job.id} not recorded`, cause))),
-    { discard: true }
-  )
+  const stuck = yield* (yield* TaskSupervisor).sweep
   const purged = yield* store.purgeExpired
   const abandoned = yield* tickets.purgeAbandoned
   yield* Effect.forEach([...purged, ...abandoned], (key) => storage.remove(key), { discard: true })
-  return { stuck: stuck.length, purged: purged.length, abandonedUploads: abandoned.length }
+  const tasks = yield* (yield* TaskStore).purgeOrphans
+  const messages = yield* (yield* MessageCleanup).run()
+  const events = yield* (yield* JobEventFeed).trim
+  return { stuck, purged: purged.length, abandonedUploads: abandoned.length, tasks, messages, events }
 }).pipe(Effect.withSpan("JobWatchdog.sweep"))
 
 export const JobWatchdogLayer = Layer.effectDiscard(

@@ -11,7 +11,7 @@ import { billableMinutes } from "../../src/contract/domain/Catalog.ts"
 import type { Transcript, TranscriptFormat } from "../../src/contract/domain/Transcript.ts"
 import { Paywall } from "../billing/Paywall.ts"
 import type { JobRecord } from "../jobs/JobRecord.ts"
-import { JobStore } from "../jobs/JobStore.ts"
+import { TranscriptStore } from "../jobs/TranscriptStore.ts"
 import { type RenderedTranscript, TranscriptFormats } from "../TranscriptFormats.ts"
 
 /** A locked transcript's json preview: the phrases that start in the first minute. */
@@ -41,7 +41,7 @@ export class TranscriptAccess extends Context.Service<TranscriptAccess, {
   static readonly layer = Layer.effect(
     TranscriptAccess,
     Effect.gen(function*() {
-      const store = yield* JobStore
+      const store = yield* TranscriptStore
       const formats = yield* TranscriptFormats
       const paywall = yield* Paywall
 
@@ -53,7 +53,7 @@ export class TranscriptAccess extends Context.Service<TranscriptAccess, {
               : "The job is not finished yet; poll GET /v1/jobs/{job_id} until status is done."
           })
         }
-        const transcript = yield* store.transcript(job.id)
+        const transcript = yield* store.get(job.id)
         if (Option.isNone(transcript)) return yield* Effect.die(new Error(`job ${job.id} is done without a transcript`))
         return transcript.value
       })
@@ -98,7 +98,7 @@ export class TranscriptAccess extends Context.Service<TranscriptAccess, {
           return text === undefined ? segment : { ...segment, text }
         })
         const corrected = { ...transcript, segments, text: segments.map((s) => s.text).join(" ") }
-        yield* store.saveTranscript(job.id, corrected)
+        yield* store.save(job.id, corrected)
         return corrected
       })
 

@@ -11,6 +11,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { JobStore } from "../../services/jobs/JobStore.ts"
+import { TranscriptStore } from "../../services/jobs/TranscriptStore.ts"
 import { sweep } from "../../services/jobs/JobWatchdog.ts"
 import { JobId } from "../../src/contract/domain/Ids.ts"
 import { controlledClock } from "../support/clock.ts"
@@ -99,7 +100,7 @@ describe("DELETE /v1/jobs/{job_id}", () => {
     expect(stored.status).not.toBe("done")
     expect(stored.deleted_at).not.toBeNull()
     const transcript = await server.run(Effect.gen(function*() {
-      return yield* (yield* JobStore).transcript(JobId.make(interrupted))
+      return yield* (yield* TranscriptStore).get(JobId.make(interrupted))
     }))
     expect(Option.isNone(transcript)).toBe(true)
   })

@@ -1,31 +1,36 @@
 /**
- * A worker process for the durable-jobs tests: the real storage and cluster composition
- * (AppConfig from the environment → DatabaseLayer → JobsClusterLayer(clusterOptionsFrom))
- * around a stand-in JobProcessor that works on a `test_jobs` table instead of transcribing.
+ * A worker process for the durable-jobs tests: the real storage and task engine composition
+ * (AppConfig from the environment → DatabaseLayer → WorkClusterLayer(clusterOptionsFrom) +
+ * JobDispatcher) around a stand-in `transcribe` task handler that works on a `test_jobs`
+ * table instead of transcribing.
  *
  * Environment: the usual `VERBATIM_DATA_DIR` / `DATABASE_URL`, `VERBATIM_WORKERS` (pool size),
  * `VERBATIM_RUNNER_HOST` / `VERBATIM_RUNNER_PORT` (socket mode), plus `CLUSTER_TEST_WORKER`
- * (this worker's label, recorded on the jobs it works on) and `CLUSTER_TEST_RECONCILE=off`
- * (the start-up reconciler sees no unfinished jobs).
+ * (this worker's label, recorded on the jobs it works on), `CLUSTER_TEST_RECONCILE=off`
+ * (no start-up reconciliation: neither unfinished jobs nor unfinished tasks are sent again)
+ * and `CLUSTER_TEST_BACKOFF_MS` (the engine's backoff before a second attempt).
  *
  * Protocol on stdio: prints `@@ready` once the runner is up; reads `dispatch <id>` (one
  * dispatch) or `dispatch2 <id>` (two at once) and prints `@@dispatched <id>` when they have
  * returned. Exits when stdin closes, so a crashed test never leaves a worker behind.
  *
- * The stand-in `process(id)`: records that it was entered (per job and per worker, with the
- * highest concurrency seen), claims the row unless it is done (`attempts + 1`), writes a
- * heartbeat every 200 ms for `duration_ms` (re-read at each heartbeat), then marks it done (`completions + 1`) only if
- * it is not done yet. A negative `duration_ms` makes it die instead (a defect).
+ * The stand-in task run: records that it was entered (per job and per worker, with the
+ * highest concurrency seen), claims the row unless it ended (`attempts + 1`), writes a
+ * heartbeat every 200 ms for `duration_ms` (re-read at each heartbeat), then marks it done
+ * (`completions + 1`) only if it is not done yet. A negative `duration_ms` makes it die
+ * instead (a defect); the engine's `giveUp` marks the row `failed` with the reason.
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Config, Effect, Layer, Schema, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import * as readline from "node:readline"
-import { clusterOptionsFrom, JobsClusterLayer } from "../../layers/Cluster.ts"
+import { clusterOptionsFrom, WorkClusterLayer } from "../../layers/Cluster.ts"
 import { DatabaseLayer } from "../../layers/Database.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
-import { JobDispatcher } from "../../services/jobs/JobDispatcher.ts"
-import { JobProcessor, UnfinishedJobs } from "../../services/jobs/JobProcessor.ts"
+import { JobDispatcher, JobReconciler, UnfinishedJobs } from "../../services/jobs/JobDispatcher.ts"
+import { TaskHandlers } from "../../services/work/TaskHandlers.ts"
+import type { GiveUpReason, TaskHandler, TaskRun } from "../../services/work/TaskKind.ts"
+import { TaskStore } from "../../services/work/TaskStore.ts"
 import { JobId } from "../../src/contract/domain/Ids.ts"
 
 const TestTables = Layer.effectDiscard(
@@ -46,6 +51,7 @@ const TestTables = Layer.effectDiscard(
         max_running integer NOT NULL DEFAULT 0,
         processed_by text,
         finished_by text,
+        gave_up text,
         heartbeat_at timestamptz,
         created_at timestamptz NOT NULL DEFAULT clock_timestamp()
       )`
@@ -60,11 +66,10 @@ const TestTables = Layer.effectDiscard(
   }).pipe(Effect.orDie)
 )
 
-const TestProcessor = Layer.effect(
-  JobProcessor,
-  Effect.gen(function*() {
+const StandInTranscribe = Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const label = yield* Config.String("CLUSTER_TEST_WORKER")
+    const label = yield* Config.String("CLUSTER_TEST_WORKER").pipe(Effect.orDie)
+    const config = yield* AppConfig
 
     const enter = (jobId: JobId) =>
       Effect.all([
@@ -79,10 +84,10 @@ const TestProcessor = Layer.effect(
         sql`UPDATE test_workers SET running = running - 1 WHERE label = ${label}`
       ], { discard: true }).pipe(Effect.orDie)
 
-    const work = Effect.fnUntraced(function*(jobId: JobId) {
+    const work = Effect.fnUntraced(function*(jobId: JobId, task: TaskRun) {
       const claimed = yield* sql<{ duration_ms: number }>`UPDATE test_jobs
         SET status = 'processing', attempts = attempts + 1, processed_by = ${label}, heartbeat_at = now()
-        WHERE id = ${jobId} AND status <> 'done' RETURNING duration_ms`
+        WHERE id = ${jobId} AND status NOT IN ('done', 'failed') RETURNING duration_ms`
       const job = claimed[0]
       if (job === undefined) return
       if (job.duration_ms < 0) return yield* Effect.die(new Error(`test defect in job ${jobId}`))
@@ -94,17 +99,25 @@ const TestProcessor = Layer.effect(
         const [beat] = yield* sql<{ duration_ms: number }>`UPDATE test_jobs SET heartbeat_at = now()
           WHERE id = ${jobId} RETURNING duration_ms`
         if (beat !== undefined) until = started + beat.duration_ms
+        yield* task.heartbeat
       }
       yield* sql`UPDATE test_jobs SET status = 'done', completions = completions + 1, finished_by = ${label}
         WHERE id = ${jobId} AND status <> 'done'`
     })
 
-    const process = (jobId: JobId) =>
-      Effect.acquireUseRelease(Effect.orDie(enter(jobId)), () => Effect.orDie(work(jobId)), () => leave(jobId))
+    const run = (task: TaskRun) =>
+      Effect.acquireUseRelease(
+        Effect.orDie(enter(task.jobId)),
+        () => Effect.orDie(work(task.jobId, task)),
+        () => leave(task.jobId)
+      )
 
-    return JobProcessor.of({ process })
+    const giveUp = (task: { readonly jobId: JobId }, reason: GiveUpReason) =>
+      sql`UPDATE test_jobs SET status = 'failed', gave_up = ${reason}
+        WHERE id = ${task.jobId} AND status NOT IN ('done', 'failed')`.pipe(Effect.asVoid, Effect.orDie)
+
+    return { kind: "transcribe", concurrency: config.workers, timeout: "1 hour", stallAfter: "1 hour", run, giveUp } satisfies TaskHandler
   })
-)
 
 // `CLUSTER_TEST_RECONCILE=off` hides every job from the start-up reconciler, so a test can
 // show that a job finishes through its stored message alone.
@@ -115,7 +128,7 @@ const TestUnfinished = Layer.effect(
     const reconcile = yield* Config.Literals(["on", "off"], "CLUSTER_TEST_RECONCILE").pipe(Config.withDefault("on"))
     const list = reconcile === "off"
       ? Effect.succeed([])
-      : sql<{ id: string }>`SELECT id FROM test_jobs WHERE status <> 'done' ORDER BY created_at`.pipe(
+      : sql<{ id: string }>`SELECT id FROM test_jobs WHERE status NOT IN ('done', 'failed') ORDER BY created_at`.pipe(
         Effect.flatMap((rows) => Schema.decodeUnknownEffect(Schema.Array(JobId))(rows.map((row) => row.id))),
         Effect.orDie
       )
@@ -123,8 +136,28 @@ const TestUnfinished = Layer.effect(
   })
 )
 
-const WorkerLayer = Layer.unwrap(Effect.map(AppConfig, (config) => JobsClusterLayer(clusterOptionsFrom(config)))).pipe(
-  Layer.provide([TestProcessor, TestUnfinished]),
+const reconcile = Config.Literals(["on", "off"], "CLUSTER_TEST_RECONCILE").pipe(Config.withDefault("on"))
+const backoffMs = Config.Int("CLUSTER_TEST_BACKOFF_MS").pipe(Config.withDefault(2_000))
+
+const Engine = Layer.unwrap(
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const on = (yield* reconcile) === "on"
+    const backoff = yield* backoffMs
+    const engine = WorkClusterLayer(
+      { ...clusterOptionsFrom(config), reconcile: on, engine: { backoff: `${backoff} millis` } },
+      TaskHandlers.layer(StandInTranscribe)
+    )
+    return (on ? JobReconciler : Layer.empty).pipe(
+      Layer.provideMerge(JobDispatcher.layer),
+      Layer.provideMerge(engine),
+      Layer.provide(TestUnfinished)
+    )
+  })
+)
+
+const WorkerLayer = Engine.pipe(
+  Layer.provide(TaskStore.layer),
   Layer.provide(TestTables),
   Layer.provideMerge(DatabaseLayer),
   Layer.provide(AppConfig.layer)

@@ -6,7 +6,7 @@ import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { HttpServer } from "effect/http"
 import pino from "pino"
 import { freePort } from "./ports.ts"
-import { DomainLayer, ServerLayer } from "../../layers/App.ts"
+import { DomainLayer, ServerLayer, type WorkLayer } from "../../layers/App.ts"
 import { PipelineLayer } from "../../layers/Pipeline.ts"
 import type { MediaDecoder } from "../../pipeline/media/MediaDecoder.ts"
 import type { Transcriber } from "../../pipeline/Transcriber.ts"
@@ -35,7 +35,7 @@ export interface TestServer {
 }
 
 /** Everything a test may reach inside the running server: domain services and config. */
-export type DomainServices = Layer.Success<typeof DomainLayer> | AppConfig
+export type DomainServices = Layer.Success<typeof DomainLayer> | Layer.Success<typeof WorkLayer> | AppConfig
 
 let accountCounter = 0
 

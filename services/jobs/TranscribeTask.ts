@@ -1,19 +1,24 @@
 /**
- * The work of one job run (the `JobProcessor` the durable runner calls): claim the job,
- * get its media (stored upload, or download the resolved link), run the speech pipeline
- * with heartbeats, and record the outcome once. A run whose job is deleted meanwhile is
- * interrupted at the next heartbeat; a run that lost its claim records nothing.
+ * The `transcribe` task kind: claim the job, get its media (stored upload, or download the
+ * resolved link), run the speech pipeline with heartbeats (the job's and the task's), and
+ * record the outcome once. A run whose job is deleted meanwhile is interrupted at the next
+ * heartbeat; a run that lost its claim records nothing. A job with `diarize` is handed on
+ * to the `diarize` kind when one is registered (it then completes the job); otherwise the
+ * job completes here. When the engine gives the task up, the job ends failed with a
+ * retryable code: `SERVICE_ERROR` after the attempt cap (runs that kept killing the
+ * process), `PROCESSING_STALLED` without heartbeat, `PROCESSING_TIMEOUT` past the limit.
  */
-import { Cause, Clock, Effect, Layer, Option, Schema } from "effect"
+import { Cause, Clock, Duration, Effect, Option, Schema } from "effect"
 import { Transcriber } from "../../pipeline/Transcriber.ts"
 import type { JobId } from "../../src/contract/domain/Ids.ts"
 import { JobErrorCode } from "../../src/contract/domain/Job.ts"
-import { LinkResolver, ResolvedMedia } from "../links/LinkResolver.ts"
+import { AppConfig } from "../AppConfig.ts"
+import { LinkResolver } from "../links/LinkResolver.ts"
 import { MediaStorage } from "../storage/MediaStorage.ts"
-import { JobEvents } from "./JobEvents.ts"
-import { JobProcessor, UnfinishedJobs } from "./JobProcessor.ts"
+import type { GiveUpReason, TaskHandler, TaskRun } from "../work/TaskKind.ts"
+import { Tasks } from "../work/Tasks.ts"
+import { type Failure, JobRuns } from "./JobRuns.ts"
 import type { JobRecord } from "./JobRecord.ts"
-import { JobStore } from "./JobStore.ts"
 
 /** Keyless samples are previews: the opening two minutes are transcribed. */
 export const previewSeconds = 120
@@ -31,21 +36,38 @@ class RunFailure extends Schema.TaggedError<RunFailure>()("RunFailure", {
   retryable: Schema.Boolean
 }) {}
 
-const decodeResolved = Schema.decodeUnknownEffect(ResolvedMedia)
-
 const lostIn = (cause: Cause.Cause<unknown>) =>
   cause.reasons.some((reason) =>
     (reason._tag === "Die" && reason.defect instanceof RunLost) || (reason._tag === "Fail" && reason.error instanceof RunLost)
   )
 
-export const TranscriptionJobsLayer = Layer.effect(
-  JobProcessor,
-  Effect.gen(function*() {
-    const store = yield* JobStore
+/** The sentence and code a job ends with when the engine gives its transcription up. */
+export const givenUpFailure: Record<GiveUpReason, Failure> = {
+  exhausted: {
+    code: "SERVICE_ERROR",
+    error: "Transcription stopped the service on every attempt (out of memory or a crash); retrying can succeed.",
+    retryable: true
+  },
+  stalled: {
+    code: "PROCESSING_STALLED",
+    error: "Processing stopped making progress; resubmitting the same request can succeed.",
+    retryable: true
+  },
+  timeout: {
+    code: "PROCESSING_TIMEOUT",
+    error: "Processing took longer than the time allowed; resubmitting the same request can succeed.",
+    retryable: true
+  }
+}
+
+/** The `transcribe` handler; `concurrency` is the process's `VERBATIM_WORKERS`, limits from AppConfig. */
+export const TranscribeTask = Effect.gen(function*() {
+    const store = yield* JobRuns
     const storage = yield* MediaStorage
     const resolver = yield* LinkResolver
     const transcriber = yield* Transcriber
-    const events = yield* JobEvents
+    const tasks = yield* Tasks
+    const config = yield* AppConfig
 
     /** The media file of this run: the upload, or the link downloaded into storage. */
     const mediaPath = Effect.fnUntraced(function*(job: JobRecord, token: string) {
@@ -56,12 +78,10 @@ export const TranscriptionJobsLayer = Layer.effect(
           )
         )
       }
-      const raw = typeof job.resolved_media === "string" ? JSON.parse(job.resolved_media) : job.resolved_media
-      const resolved = yield* decodeResolved(raw).pipe(
-        Effect.mapError(() =>
-          new RunFailure({ code: "SERVICE_ERROR", error: "The job's link could not be read back.", retryable: false })
-        )
-      )
+      const resolved = job.resolved_media
+      if (resolved === null) {
+        return yield* new RunFailure({ code: "SERVICE_ERROR", error: "The job has neither a file nor a link.", retryable: false })
+      }
       const key = `jobs/${job.id}/download`
       const path = yield* storage.prepare(key)
       const downloaded = yield* resolver.download(resolved, path).pipe(
@@ -75,7 +95,7 @@ export const TranscriptionJobsLayer = Layer.effect(
       return path
     })
 
-    const runOnce = Effect.fnUntraced(function*(job: JobRecord, token: string) {
+    const runOnce = Effect.fnUntraced(function*(job: JobRecord, token: string, task: TaskRun) {
       let lastBeat = 0
       const beat = (progress: number, facts: { readonly durationSeconds?: number }) =>
         Effect.gen(function*() {
@@ -85,7 +105,7 @@ export const TranscriptionJobsLayer = Layer.effect(
           const alive = yield* store.heartbeat(job.id, token, Math.min(99, progress), {
             ...(facts.durationSeconds === undefined ? {} : { audioDurationSeconds: facts.durationSeconds })
           })
-          if (!alive) return yield* new RunLost()
+          if (!alive || !(yield* task.heartbeat)) return yield* new RunLost()
         })
 
       const path = yield* mediaPath(job, token)
@@ -111,11 +131,11 @@ export const TranscriptionJobsLayer = Layer.effect(
       )
     })
 
-    const process = Effect.fn("TranscriptionJobs.process")(function*(jobId: JobId) {
-      const claimed = yield* store.claim(jobId)
+    const run = Effect.fn("TranscribeTask.run")(function*(task: TaskRun) {
+      const claimed = yield* store.claim(task.jobId)
       if (Option.isNone(claimed)) return
       const { job, token } = claimed.value
-      const outcome = yield* runOnce(job, token).pipe(
+      const outcome = yield* runOnce(job, token, task).pipe(
         Effect.map((result) => ({ _tag: "Done" as const, result })),
         Effect.catchCause((cause): Effect.Effect<{ readonly _tag: "Lost" } | RunFailure> => {
           if (lostIn(cause)) return Effect.succeed({ _tag: "Lost" as const })
@@ -133,23 +153,35 @@ export const TranscriptionJobsLayer = Layer.effect(
         })
       )
       if (outcome._tag === "Lost") return
-      const ended = outcome._tag === "Done"
-        ? yield* store.complete(job.id, token, {
-          transcript: outcome.result.transcript,
-          audioDurationSeconds: outcome.result.durationSeconds,
-          language: outcome.result.language,
-          speechDetected: outcome.result.speechDetected,
-          speechRatio: outcome.result.speechRatio
-        })
-        : yield* store.fail(job.id, token, { code: outcome.code, error: outcome.error, retryable: outcome.retryable })
-      if (Option.isSome(ended)) yield* events.jobEnded(ended.value)
+      if (outcome._tag !== "Done") {
+        yield* store.fail(job.id, token, { code: outcome.code, error: outcome.error, retryable: outcome.retryable })
+        return
+      }
+      const result = {
+        transcript: outcome.result.transcript,
+        audioDurationSeconds: outcome.result.durationSeconds,
+        language: outcome.result.language,
+        speechDetected: outcome.result.speechDetected,
+        speechRatio: outcome.result.speechRatio
+      }
+      if (job.diarize && task.isRegistered("diarize")) {
+        const next = yield* store.handOff(job.id, token, result, "diarize")
+        if (Option.isSome(next)) yield* tasks.send(next.value)
+        return
+      }
+      yield* store.complete(job.id, token, result)
     })
 
-    return JobProcessor.of({ process })
-  })
-)
+    const giveUp = Effect.fn("TranscribeTask.giveUp")(function*(task: { readonly jobId: JobId }, reason: GiveUpReason) {
+      yield* store.fail(task.jobId, null, givenUpFailure[reason])
+    })
 
-export const UnfinishedJobsLayer = Layer.effect(
-  UnfinishedJobs,
-  Effect.map(JobStore, (store) => UnfinishedJobs.of({ list: store.unfinished }))
-)
+    return {
+      kind: "transcribe",
+      concurrency: config.workers,
+      timeout: Duration.seconds(config.jobTimeoutSeconds),
+      stallAfter: Duration.seconds(config.jobStallSeconds),
+      run,
+      giveUp
+    } satisfies TaskHandler
+  })

@@ -1,0 +1,164 @@
+/**
+ * The `tasks` table: one row per (kind, job, sub-key), the durable truth about a task.
+ * The cluster message only says "make progress on task X"; what the task is, how often it
+ * was attempted and whether it ended lives here. Each attempt takes a fresh run token:
+ * heartbeats and the end of an attempt are accepted only with the current token, so an
+ * attempt that lost the task (given up meanwhile, or replaced) cannot write over it.
+ */
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { JobId } from "../../src/contract/domain/Ids.ts"
+import { TaskKind } from "./TaskKind.ts"
+
+export const TaskStatus = Schema.Literals(["pending", "running", "done", "failed"])
+
+export const TaskRecord = Schema.Struct({
+  id: Schema.String,
+  kind: TaskKind,
+  job_id: JobId,
+  sub_key: Schema.String,
+  status: TaskStatus,
+  attempts: Schema.Int,
+  run_token: Schema.NullOr(Schema.String),
+  last_error: Schema.NullOr(Schema.String),
+  created_at: Schema.Date,
+  started_at: Schema.NullOr(Schema.Date),
+  attempt_at: Schema.NullOr(Schema.Date),
+  heartbeat_at: Schema.NullOr(Schema.Date),
+  finished_at: Schema.NullOr(Schema.Date)
+})
+export type TaskRecord = typeof TaskRecord.Type
+
+export interface EnqueueOptions {
+  readonly subKey?: string | undefined
+  /** A task that already ended starts over (attempts from zero); otherwise it is left as it is. */
+  readonly rerun?: boolean | undefined
+}
+
+const decodeTasks = Schema.decodeUnknownEffect(Schema.Array(TaskRecord))
+
+export class TaskStore extends Context.Service<TaskStore, {
+  /** Creates the task, or names the existing one; returns its id. Joins the caller's transaction. */
+  enqueue(kind: TaskKind, jobId: JobId, options?: EnqueueOptions): Effect.Effect<string>
+  get(id: string): Effect.Effect<Option.Option<TaskRecord>>
+  /** Starts an attempt (attempts + 1, fresh token); None once the task has ended. */
+  begin(id: string): Effect.Effect<Option.Option<{ readonly task: TaskRecord; readonly token: string }>>
+  heartbeat(id: string, token: string): Effect.Effect<boolean>
+  finish(id: string, token: string): Effect.Effect<boolean>
+  /** A failed attempt: the task waits for the next one. */
+  retryLater(id: string, token: string, error: string): Effect.Effect<boolean>
+  /** An interrupted attempt (shutdown, shard moved) does not count against the cap. */
+  release(id: string, token: string): Effect.Effect<void>
+  /** Ends the task as failed whatever attempt holds it; false when it had already ended. */
+  markFailed(id: string, error: string): Effect.Effect<boolean>
+  /** Tasks not ended, oldest first (their messages are sent again at start). */
+  readonly unfinished: Effect.Effect<ReadonlyArray<TaskRecord>>
+  /** Running tasks of `kind` silent since `silentSince` or started before `startedBefore`. */
+  stuck(kind: TaskKind, bounds: { readonly silentSince: Date; readonly startedBefore: Date }): Effect.Effect<ReadonlyArray<TaskRecord>>
+  /** Deletes ended tasks whose job is gone; returns how many. */
+  readonly purgeOrphans: Effect.Effect<number>
+}>()("verbatim/work/TaskStore") {
+  static readonly layer = Layer.effect(
+    TaskStore,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+      const rows = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
+        query.pipe(Effect.flatMap(decodeTasks), Effect.orDie)
+      const first = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
+        Effect.map(rows(query), (tasks) => Option.fromNullishOr(tasks[0]))
+
+      const enqueue = Effect.fn("TaskStore.enqueue")(function*(kind: TaskKind, jobId: JobId, options: EnqueueOptions = {}) {
+        const at = yield* now
+        const rerun = options.rerun === true
+        const [row] = yield* sql<{ id: string }>`INSERT INTO tasks (id, kind, job_id, sub_key, status, created_at)
+          VALUES (${crypto.randomUUID()}, ${kind}, ${jobId}, ${options.subKey ?? ""}, 'pending', ${at})
+          ON CONFLICT (kind, job_id, sub_key) DO UPDATE SET
+            status = CASE WHEN ${rerun} AND tasks.status IN ('done', 'failed') THEN 'pending' ELSE tasks.status END,
+            attempts = CASE WHEN ${rerun} AND tasks.status IN ('done', 'failed') THEN 0 ELSE tasks.attempts END,
+            started_at = CASE WHEN ${rerun} AND tasks.status IN ('done', 'failed') THEN NULL ELSE tasks.started_at END,
+            finished_at = CASE WHEN ${rerun} AND tasks.status IN ('done', 'failed') THEN NULL ELSE tasks.finished_at END
+          RETURNING id::text AS id`.pipe(Effect.orDie)
+        return row!.id
+      })
+
+      const get = Effect.fn("TaskStore.get")(function*(id: string) {
+        return yield* first(sql`SELECT * FROM tasks WHERE id = ${id}`)
+      })
+
+      const begin = Effect.fn("TaskStore.begin")(function*(id: string) {
+        const at = yield* now
+        const token = crypto.randomUUID()
+        const task = yield* first(sql`UPDATE tasks SET status = 'running', attempts = attempts + 1, run_token = ${token},
+            started_at = COALESCE(started_at, ${at}), attempt_at = ${at}, heartbeat_at = ${at}
+          WHERE id = ${id} AND status IN ('pending', 'running') RETURNING *`)
+        return Option.map(task, (task) => ({ task, token }))
+      })
+
+      const heartbeat = Effect.fn("TaskStore.heartbeat")(function*(id: string, token: string) {
+        const at = yield* now
+        const updated = yield* sql`UPDATE tasks SET heartbeat_at = ${at}
+          WHERE id = ${id} AND run_token = ${token} AND status = 'running' RETURNING id`.pipe(Effect.orDie)
+        return updated.length > 0
+      })
+
+      const finish = Effect.fn("TaskStore.finish")(function*(id: string, token: string) {
+        const at = yield* now
+        const updated = yield* sql`UPDATE tasks SET status = 'done', finished_at = ${at}, run_token = NULL, last_error = NULL
+          WHERE id = ${id} AND run_token = ${token} AND status = 'running' RETURNING id`.pipe(Effect.orDie)
+        return updated.length > 0
+      })
+
+      const retryLater = Effect.fn("TaskStore.retryLater")(function*(id: string, token: string, error: string) {
+        const updated = yield* sql`UPDATE tasks SET status = 'pending', run_token = NULL, last_error = ${error}
+          WHERE id = ${id} AND run_token = ${token} AND status = 'running' RETURNING id`.pipe(Effect.orDie)
+        return updated.length > 0
+      })
+
+      const release = Effect.fn("TaskStore.release")(function*(id: string, token: string) {
+        yield* sql`UPDATE tasks SET status = 'pending', run_token = NULL, attempts = GREATEST(attempts - 1, 0)
+          WHERE id = ${id} AND run_token = ${token} AND status = 'running'`.pipe(Effect.orDie)
+      })
+
+      const markFailed = Effect.fn("TaskStore.markFailed")(function*(id: string, error: string) {
+        const at = yield* now
+        const updated = yield* sql`UPDATE tasks SET status = 'failed', finished_at = ${at}, run_token = NULL, last_error = ${error}
+          WHERE id = ${id} AND status IN ('pending', 'running') RETURNING id`.pipe(Effect.orDie)
+        return updated.length > 0
+      })
+
+      const unfinished = rows(sql`SELECT * FROM tasks WHERE status IN ('pending', 'running') ORDER BY created_at`).pipe(
+        Effect.withSpan("TaskStore.unfinished")
+      )
+
+      const stuck = Effect.fn("TaskStore.stuck")(function*(
+        kind: TaskKind,
+        bounds: { readonly silentSince: Date; readonly startedBefore: Date }
+      ) {
+        return yield* rows(sql`SELECT * FROM tasks WHERE kind = ${kind} AND status = 'running'
+          AND (heartbeat_at < ${bounds.silentSince} OR started_at < ${bounds.startedBefore})`)
+      })
+
+      const purgeOrphans = sql`DELETE FROM tasks t WHERE t.status IN ('done', 'failed')
+        AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = t.job_id) RETURNING t.id`.pipe(
+        Effect.map((deleted) => deleted.length),
+        Effect.orDie,
+        Effect.withSpan("TaskStore.purgeOrphans")
+      )
+
+      return TaskStore.of({
+        enqueue,
+        get,
+        begin,
+        heartbeat,
+        finish,
+        retryLater,
+        release,
+        markFailed,
+        unfinished,
+        stuck,
+        purgeOrphans
+      })
+    })
+  )
+}

@@ -1,0 +1,45 @@
+/**
+ * Stall and time-limit checks over running tasks, for tasks whose attempt cannot check
+ * itself (its process hangs in native code, or died and its message was not replayed
+ * yet). A running task whose heartbeat is older than its kind's `stallAfter` is given up
+ * as `stalled`; one started more than its kind's `timeout` ago as `timeout`. Giving up
+ * clears the run token, so an attempt that wakes up later writes nothing. Idempotent: any
+ * number of processes may sweep at once.
+ */
+import { Clock, Context, Duration, Effect, Layer } from "effect"
+import { TaskHandlers } from "./TaskHandlers.ts"
+import { TaskRunner } from "./TaskRunner.ts"
+import { TaskStore } from "./TaskStore.ts"
+
+export class TaskSupervisor extends Context.Service<TaskSupervisor, {
+  /** One pass; returns how many tasks were given up. */
+  readonly sweep: Effect.Effect<number>
+}>()("verbatim/work/TaskSupervisor") {
+  static readonly layer = Layer.effect(
+    TaskSupervisor,
+    Effect.gen(function*() {
+      const store = yield* TaskStore
+      const runner = yield* TaskRunner
+      const { handlers } = yield* TaskHandlers
+      const sweep = Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        let givenUp = 0
+        for (const handler of handlers.values()) {
+          const silentSince = new Date(now - Duration.toMillis(handler.stallAfter))
+          const startedBefore = new Date(now - Duration.toMillis(handler.timeout))
+          const stuck = yield* store.stuck(handler.kind, { silentSince, startedBefore })
+          for (const task of stuck) {
+            const stalled = task.heartbeat_at !== null && task.heartbeat_at < silentSince
+            // One task that cannot be given up must not hide the others.
+            const ended = yield* runner.giveUp(task, stalled ? "stalled" : "timeout").pipe(
+              Effect.catchCause((cause) => Effect.as(Effect.logWarning(`task ${task.id} could not be given up`, cause), false))
+            )
+            if (ended) givenUp++
+          }
+        }
+        return givenUp
+      }).pipe(Effect.withSpan("TaskSupervisor.sweep"))
+      return TaskSupervisor.of({ sweep })
+    })
+  )
+}
