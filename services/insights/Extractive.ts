@@ -33,6 +33,8 @@ export type Embed = (texts: ReadonlyArray<string>) => Effect.Effect<ReadonlyArra
 /** Candidates embedded for topics at most (the most frequent). */
 const MAX_PHRASE_CANDIDATES = 200
 const MAX_OCCURRENCES = 20
+/** Chapter titles lean on similarity to the chapter more than topics do (a chapter's counts are small). */
+const TITLE_SIMILARITY_WEIGHT = 0.8
 
 const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x))
 export const summarySize = (n: number) => Math.min(n, clamp(Math.round(n / 6), 2, 7))
@@ -140,7 +142,7 @@ export const extractive = Effect.fnUntraced(function*(
       local.push({ ...c, occurrences })
       localVectors.push(phraseVectors[k]!)
     })
-    const titlePhrases = rankPhrases(local, localVectors, center, 2).map((r) => r.candidate.phrase)
+    const titlePhrases = rankPhrases(local, localVectors, center, 2, TITLE_SIMILARITY_WEIGHT).map((r) => r.candidate.phrase)
     const title = titlePhrases.length > 0
       ? capitalize(titlePhrases.join(" and "))
       : gist.text.split(/\s+/).slice(0, 6).join(" ")

@@ -131,12 +131,13 @@ export const rankPhrases = (
   candidates: ReadonlyArray<Candidate>,
   vectors: ReadonlyArray<Float32Array>,
   document: Float32Array,
-  k: number
+  k: number,
+  similarityWeight = SIMILARITY_WEIGHT
 ): Array<RankedPhrase> => {
   if (candidates.length === 0) return []
   const similarity = minMax(vectors.map((v) => dot(v, document)))
   const frequency = minMax(candidates.map((c) => Math.log(1 + c.occurrences.length)))
-  const score = candidates.map((_, i) => SIMILARITY_WEIGHT * similarity[i]! + (1 - SIMILARITY_WEIGHT) * frequency[i]!)
+  const score = candidates.map((_, i) => similarityWeight * similarity[i]! + (1 - similarityWeight) * frequency[i]!)
   const order = mmr(score, (i, j) => dot(vectors[i]!, vectors[j]!), candidates.length, 0.65)
   const picked: Array<number> = []
   const usedStems = new Set<string>()

@@ -25,7 +25,7 @@ export const STOPWORDS: ReadonlySet<string> = new Set(
     "would wouldn't yeah yep yes yet you you'd you'll you're you've your yours yourself yourselves great good hello " +
     "welcome guess stuff bit basically literally totally gotten tonight tomorrow yesterday day days year years time times " +
     "first second third three four five six seven eight nine ten hundred thousand million billion every per join joined " +
-    "joining joins"
+    "joining joins near"
   ).split(/\s+/)
 )
 
