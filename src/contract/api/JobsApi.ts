@@ -163,6 +163,7 @@ export class UploadsApi extends HttpApiGroup.make("uploads")
         UploadIncomplete,
         ConcurrencyLimit,
         FileTooLarge,
+        UnsupportedMedia,
         TierForbidden,
         PaymentRequired
       ]
