@@ -112,6 +112,7 @@ describe("Insights (extractive, real MiniLM)", () => {
         })
         // The caller Priya only speaks after the sea-wall exchange: the last chapter is hers.
         assert.include(insights.chapters.at(-1)!.speakers, "Priya")
+        assert.match(insights.chapters.at(-1)!.title.toLowerCase(), /dune|grass|volunteer/)
       }))
 
     it.effect("without diarization: no speakers, no names, null speaker everywhere", () =>

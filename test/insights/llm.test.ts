@@ -11,6 +11,7 @@ import { OnnxRuntime } from "../../pipeline/onnx/OnnxRuntime.ts"
 import { Embedder } from "../../search/Embedder.ts"
 import type { Transcript } from "../../src/contract/domain/Transcript.ts"
 import { type GenerateOptions, Insights } from "../../services/insights/Insights.ts"
+import { LlmClient } from "../../services/insights/LlmClient.ts"
 import { CHUNK_CHARS } from "../../services/insights/LlmInsights.ts"
 import { A08, a08Transcript, labelsOf, manifest, modelsDir } from "./transcripts.ts"
 
@@ -204,6 +205,17 @@ describe("Insights with an LLM endpoint (test double)", () => {
         const deadPort = (closed.address() as AddressInfo).port
         yield* Effect.promise(() => new Promise<void>((resolve) => closed.close(() => resolve())))
         expectUnavailable(yield* Effect.flip(generate(a08Transcript(), { url: `http://127.0.0.1:${deadPort}/v1` })), true)
+      }))
+
+    it.effect("LlmClient: a full /chat/completions URL is used as is; no key, no Authorization header", () =>
+      Effect.gen(function*() {
+        reply = () => completion("```json\n{\"ok\": true}\n```")
+        const client = LlmClient.make({ url: `http://127.0.0.1:${port}/api/chat/completions/`, model: "m" })
+        const answer = yield* client.complete({ system: "s", user: "u", schemaName: "x", schema: { type: "object" } })
+        assert.deepStrictEqual(answer, { ok: true })
+        assert.strictEqual(seen[0]!.url, "/api/chat/completions")
+        assert.isUndefined(seen[0]!.headers.authorization)
+        assert.strictEqual(seen[0]!.body.response_format.json_schema.name, "x")
       }))
 
     it.effect("provider: extractive never calls the endpoint", () =>
