@@ -72,7 +72,7 @@ const assertWellFormed = (turns: ReadonlyArray<{ speaker: string; start: number;
 }
 
 describe("Diarizer on shared/media", () => {
-  it.layer(layers, { timeout: 120_000 })((it) => {
+  it.layer(layers, { timeout: 120_000, excludeTestServices: true })((it) => {
     it.effect("a05 (two voices, three turns): 2 speakers, DER ≤ 10 %", () =>
       Effect.gen(function*() {
         const { turns, speakers } = yield* diarizeFile("a05_dialogue_slt_kal.wav")
@@ -121,7 +121,7 @@ describe("Diarizer on shared/media", () => {
       }))
   })
 
-  it.layer(Layer.mergeAll(Diarizer.layer({ modelsDir, threshold: 0.8 }), VoiceActivity.layer()).pipe(Layer.provide(onnx)))((it) => {
+  it.layer(Layer.mergeAll(Diarizer.layer({ modelsDir, threshold: 0.8 }), VoiceActivity.layer()).pipe(Layer.provide(onnx)), { excludeTestServices: true })((it) => {
     it.effect("the threshold decides the count: at cosine 0.8 the three voices of a08 split into more speakers", () =>
       Effect.gen(function*() {
         const pcm = readWavPcm16(path.join(mediaDir, "a08_interview_three_speakers.wav")).samples
