@@ -1,0 +1,143 @@
+/**
+ * Library search benchmark on the embedded backend (PGlite + pgvector over its socket,
+ * as the service runs it).
+ *
+ *   node --experimental-strip-types bench/search.ts             1k and 10k passages
+ *   node --experimental-strip-types bench/search.ts --sizes 1000,10000,100000
+ *
+ * Figures:
+ * - embedding cost per audio hour: a 10-minute synthetic transcript (sentences of the
+ *   shared/media references and the test decoys at 2.6 words/s) cut into passages and
+ *   embedded one text per run, scaled to an hour;
+ * - index throughput (passages/s): storing pre-embedded passages (jobs of 100 passages,
+ *   one account), i.e. the backend's share of indexing, HNSW and GIN upkeep included;
+ * - query latency p50/p99 of `SearchIndex.search` end to end (query embedding, both
+ *   candidate lists, moment narrowing) over the whole library of one account.
+ * Stored vectors are real embeddings of the pool's passages plus noise, renormalised, so
+ * the library can grow without embedding 100k texts first.
+ */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Effect, Layer, Option } from "effect"
+import { randomUUID } from "node:crypto"
+import { DatabaseLayer } from "../layers/Database.ts"
+import { OnnxRuntime } from "../pipeline/onnx/OnnxRuntime.ts"
+import { AppConfig } from "../services/AppConfig.ts"
+import { Embedder } from "../search/Embedder.ts"
+import { cutPassages } from "../search/Passages.ts"
+import { PostgresSearchBackend } from "../search/PostgresSearchBackend.ts"
+import { type PassageDocument, SearchBackend } from "../search/SearchBackend.ts"
+import { SearchIndex } from "../search/SearchIndex.ts"
+import { qualityLibrary } from "../test/search/library.ts"
+import { sentences, transcriptOf } from "../test/search/support.ts"
+
+const modelsDir = path.resolve(import.meta.dirname, "../../shared/models")
+const arg = (name: string) => {
+  const i = process.argv.indexOf(name)
+  return i < 0 ? undefined : process.argv[i + 1]
+}
+const sizes = (arg("--sizes") ?? "1000,10000").split(",").map(Number)
+const QUERIES = 100
+const questions = [
+  "when is the library open",
+  "who is building wind turbines",
+  "what did they decide about hiring",
+  "how fast is the shoreline retreating each year",
+  "what is the price of building barriers against the ocean",
+  "who plants vegetation on the sandy hills every weekend",
+  "should I expect a downpour this evening",
+  "what has to change in the agreement before signing",
+  "what keeps community journalism going",
+  "¿Qué día abre el mercado?"
+]
+
+const percentile = (values: ReadonlyArray<number>, p: number) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+}
+
+const noisy = (v: Float32Array, sigma: number): Float32Array => {
+  const out = new Float32Array(v.length)
+  let norm = 0
+  for (let i = 0; i < v.length; i++) {
+    // Box–Muller.
+    const g = Math.sqrt(-2 * Math.log(1 - Math.random())) * Math.cos(2 * Math.PI * Math.random())
+    out[i] = v[i]! + sigma * g
+    norm += out[i]! * out[i]!
+  }
+  const scale = 1 / Math.sqrt(norm)
+  for (let i = 0; i < v.length; i++) out[i]! *= scale
+  return out
+}
+
+const program = Effect.gen(function*() {
+  const embedder = yield* Embedder
+  const backend = yield* SearchBackend
+  const index = yield* SearchIndex
+
+  // — embedding cost per audio hour —
+  const allSentences = qualityLibrary.flatMap((item) => sentences(item.transcript.text))
+  const lines: Array<{ text: string }> = []
+  let words = 0
+  while (words < 2.6 * 600) {
+    const text = allSentences[lines.length % allSentences.length]!
+    lines.push({ text })
+    words += text.split(/\s+/u).length
+  }
+  const tenMinutes = transcriptOf(lines)
+  const passages = cutPassages(tenMinutes)
+  yield* embedder.embed(["warm-up"])
+  const t0 = performance.now()
+  const vectors = yield* embedder.embed(passages.map((p) => p.text))
+  const embedMs = performance.now() - t0
+  const audioSeconds = tenMinutes.segments.at(-1)!.end
+  console.log(
+    `embedding: ${passages.length} passages for ${(audioSeconds / 60).toFixed(1)} min of speech in ${(embedMs / 1000).toFixed(2)} s ` +
+      `→ ${((embedMs / 1000) * 3600 / audioSeconds).toFixed(1)} s of CPU (1 thread) per audio hour, ` +
+      `${(embedMs / passages.length).toFixed(1)} ms per passage`
+  )
+
+  // — index throughput and query latency —
+  const pool: Array<PassageDocument> = passages.map((p, i) => ({ ...p, embedding: vectors[i]! }))
+  const accountId = randomUUID()
+  let stored = 0
+  for (const size of sizes) {
+    const started = performance.now()
+    while (stored < size) {
+      const jobId = randomUUID()
+      const docs = Array.from({ length: 100 }, (_, i) => {
+        const base = pool[(stored + i) % pool.length]!
+        return { ...base, embedding: noisy(base.embedding, 0.03) }
+      })
+      yield* backend.replaceJob(accountId, jobId, { filename: `${jobId}.wav`, language: "en", created_at: new Date() }, docs)
+      stored += docs.length
+    }
+    const seconds = (performance.now() - started) / 1000
+    const added = size - (sizes[sizes.indexOf(size) - 1] ?? 0)
+    const latencies: Array<number> = []
+    for (let i = 0; i < QUERIES; i++) {
+      const q0 = performance.now()
+      yield* index.search({ accountId, q: questions[i % questions.length]!, limit: 10 })
+      latencies.push(performance.now() - q0)
+    }
+    console.log(
+      `${size} passages: indexed ${added} in ${seconds.toFixed(1)} s (${(added / seconds).toFixed(0)} passages/s); ` +
+        `query p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms (${QUERIES} queries)`
+    )
+  }
+})
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "verbatim-bench-search-"))
+const database = DatabaseLayer.pipe(Layer.provide(AppConfig.layerWith({ dataDir, databaseUrl: Option.none() })))
+const embedder = Embedder.layer({ modelsDir, threads: 1 }).pipe(
+  Layer.provide(OnnxRuntime.layer({ threads: 1, idleUnloadMs: 60_000 }))
+)
+const layer = SearchIndex.layer.pipe(
+  Layer.provideMerge(PostgresSearchBackend.layer()),
+  Layer.provideMerge(embedder),
+  Layer.provide(database)
+)
+
+await Effect.runPromise(program.pipe(Effect.provide(layer), Effect.scoped))
+fs.rmSync(dataDir, { recursive: true, force: true })
