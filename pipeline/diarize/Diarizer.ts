@@ -179,9 +179,14 @@ const make = (options: Settings) =>
         if (windows.length >= EMBED_CHUNK) yield* flush
       }
       yield* flush
-      const reliable = plans.map((p) => p.frames >= minClusterFrames)
-      const labels = clusterEmbeddings(embeddings, reliable, options.threshold, options.maxClusterWindows)
-      return labelTurns(regions, plans, labels, options.mergeGapSeconds)
+      // The encoder divides by the norm after a ReLU: an all-zero output is NaN. Such a window
+      // says nothing about its voice and is dropped (its frames go to the nearest other window).
+      const kept = plans.flatMap((_, i) => (embeddings[i]!.every(Number.isFinite) ? [i] : []))
+      if (kept.length === 0) return []
+      const keptPlans = kept.map((i) => plans[i]!)
+      const reliable = keptPlans.map((p) => p.frames >= minClusterFrames)
+      const labels = clusterEmbeddings(kept.map((i) => embeddings[i]!), reliable, options.threshold, options.maxClusterWindows)
+      return labelTurns(regions, keptPlans, labels, options.mergeGapSeconds)
     })
 
     return Diarizer.of({ diarize })

@@ -43,18 +43,29 @@ export interface WindowOptions {
   readonly minFrames: number
 }
 
-/** Regions in seconds → sample bounds clipped to the audio, empty ones dropped, ordered. */
+/**
+ * Regions in seconds → sample bounds clipped to the audio, empty ones dropped, ordered, and
+ * overlapping or touching ones merged (so no 10 ms frame is labelled twice).
+ */
 export const toSampleRegions = (
   spans: ReadonlyArray<{ readonly start: number; readonly end: number }>,
   length: number
-): Array<Region> =>
-  spans
+): Array<Region> => {
+  const sorted = spans
     .map((s) => ({
       start: Math.max(0, Math.min(length, Math.round(s.start * SAMPLE_RATE))),
       end: Math.max(0, Math.min(length, Math.round(s.end * SAMPLE_RATE)))
     }))
     .filter((r) => r.end > r.start)
     .sort((a, b) => a.start - b.start)
+  const merged: Array<Region> = []
+  for (const r of sorted) {
+    const last = merged[merged.length - 1]
+    if (last && r.start <= last.end) merged[merged.length - 1] = { start: last.start, end: Math.max(last.end, r.end) }
+    else merged.push(r)
+  }
+  return merged
+}
 
 export const planWindows = (regions: ReadonlyArray<Region>, options: WindowOptions): Array<WindowPlan> => {
   const plans: Array<WindowPlan> = []

@@ -166,6 +166,11 @@ describe("speech windows and turns", () => {
       [1, 0, 80]
     ])
     assert.deepStrictEqual(toSampleRegions([{ start: 9, end: 12 }, { start: 3, end: 3 }], 16_000 * 10), [{ start: 144_000, end: 160_000 }])
+    // Unordered, overlapping and touching regions become ordered disjoint ones.
+    assert.deepStrictEqual(
+      toSampleRegions([{ start: 2, end: 3 }, { start: 0, end: 1 }, { start: 0.5, end: 1.5 }, { start: 3, end: 4 }], 16_000 * 10),
+      [{ start: 0, end: 24_000 }, { start: 32_000, end: 64_000 }]
+    )
   })
 
   it("labels frames by nearest window centre, merges short same-speaker pauses, names by first appearance", () => {
