@@ -18,7 +18,9 @@ export const cosine = (a: Float32Array, b: Float32Array): number => {
     na += a[i]! * a[i]!
     nb += b[i]! * b[i]!
   }
-  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb)
+  const c = dot / Math.sqrt(na * nb)
+  // A zero or non-finite vector is unlike everything (and keeps the neighbour search total).
+  return Number.isFinite(c) ? c : 0
 }
 
 /**

@@ -132,6 +132,8 @@ describe("averageLinkage", () => {
     assert.deepStrictEqual(averageLinkage(items, 1.01), [0, 1, 2, 3, 4])
     assert.deepStrictEqual(averageLinkage([], 0.5), [])
     assert.deepStrictEqual(averageLinkage([unit(1, 1)], 0.5), [0])
+    // Zero and NaN vectors neither hang the search nor join anything.
+    assert.deepStrictEqual(averageLinkage([unit(1, 0), Float32Array.of(0, 0), Float32Array.of(NaN, 0), unit(1, 0.01)], 0.5), [0, 1, 2, 0])
   })
 
   it("uses the average over cross pairs, not the closest pair (single linkage would chain)", () => {
