@@ -15,8 +15,9 @@
  *    Only windows of at least 1 s shape the clusters; shorter ones (a lone "Agreed.") join the
  *    nearest cluster mean afterwards, since a 0.5 s embedding is too noisy to found a speaker.
  *    Sweep with this pipeline: a05 finds 2 speakers at every threshold from 0.50 to 0.80; a08
- *    finds 3 from 0.55 to 0.70 (DER 0.8 %), 2 at 0.50, 4 at 0.72, 5 at 0.75; single voices stay
- *    one speaker up to 0.75 and split at 0.80. Usable band: 0.55–0.70.
+ *    finds 3 from 0.55 to 0.70 (DER 0.8 % with a 0.25 s collar), 2 at 0.50, 4 at 0.72, 5 at 0.75;
+ *    the single voices a04 and a07 stay one speaker up to 0.75 and split at 0.80. Usable band:
+ *    0.55–0.70.
  *    Recordings with more than `maxClusterWindows` reliable windows (default 2,000 ≈ 25 min of
  *    speech) cluster an evenly strided subset of that size; every other window then takes the
  *    cluster whose mean embedding is nearest, which bounds memory to one 2,000² float32 matrix
