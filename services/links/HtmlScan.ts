@@ -1,11 +1,12 @@
 /**
  * Pulls the few facts the link resolver needs out of an HTML page: its title and canonical address,
  * media named in meta tags, <audio>/<video>/<source> elements, JSON-LD blocks and linked feeds.
- * A tolerant tag scanner rather than a DOM: pages are untrusted and often malformed, and only
- * start tags and their attributes matter here. URLs come back absolute, resolved against the page.
+ * Pages are untrusted and often malformed; htmlparser2 (through `scanMarkup`) reads them as a browser
+ * would for these purposes: script and style content is text, comments are skipped, attribute values are
+ * decoded. Streamed rather than built into a DOM: a 5 MB page of small elements is a few hundred
+ * thousand nodes. URLs come back absolute, resolved against the page (or its <base href>).
  */
-import { tokenize } from "./MarkupTokens.ts"
-import { decodeEntities } from "./XmlText.ts"
+import { scanMarkup } from "./Markup.ts"
 
 export interface LinkedFeed {
   readonly url: string
@@ -28,17 +29,6 @@ export interface PageInfo {
   readonly feeds: ReadonlyArray<LinkedFeed>
   /** Whether the page has a password input (a sign-in form). */
   readonly hasPasswordField: boolean
-}
-
-const ATTRIBUTE = /([^\s"'<>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?/g
-
-export const parseAttributes = (text: string): Map<string, string> => {
-  const attributes = new Map<string, string>()
-  for (const match of text.matchAll(ATTRIBUTE)) {
-    const name = match[1]!.toLowerCase()
-    if (!attributes.has(name)) attributes.set(name, decodeEntities(match[2] ?? match[3] ?? match[4] ?? ""))
-  }
-  return attributes
 }
 
 const absolute = (value: string | undefined, base: string): string | undefined => {
@@ -69,98 +59,110 @@ const parseJson = (text: string): unknown => {
   }
 }
 
-const RAW_TEXT = new Set(["script", "style", "textarea", "title"])
+const lower = (value: string | undefined): string => (value ?? "").trim().toLowerCase()
 
 export const scanHtml = (html: string, pageUrl: string): PageInfo => {
-  const tags = tokenize(html, RAW_TEXT)
   const jsonLd: Array<Record<string, unknown>> = []
   const meta = new Map<string, Array<string>>()
-  const feeds: Array<LinkedFeed> = []
-  const tagMedia: Array<string> = []
-  let canonical: string | undefined
+  // Raw values, resolved once the whole page (and so its <base href>) has been read.
+  let baseHref: string | undefined
+  let sawBase = false
+  const mediaSources: Array<string | undefined> = []
+  const links: Array<Record<string, string>> = []
   let title: string | undefined
   let hasPasswordField = false
-  // The document's own <base href> changes how relative URLs resolve.
-  const baseTag = tags.find((tag) => tag.kind === "open" && tag.name === "base")
-  const base = absolute(baseTag === undefined ? undefined : parseAttributes(baseTag.attributes).get("href"), pageUrl) ??
-    pageUrl
-
-  const addMedia = (src: string | undefined) => {
-    const url = absolute(src, base)
-    if (url !== undefined && !tagMedia.includes(url)) tagMedia.push(url)
-  }
-
   // <source> also appears in <picture>; only audio/video parents count.
   let mediaDepth = 0
   let pictureDepth = 0
-  for (let i = 0; i < tags.length; i++) {
-    const tag = tags[i]!
-    if (tag.kind === "close") {
-      if (tag.name === "audio" || tag.name === "video") mediaDepth = Math.max(0, mediaDepth - 1)
-      if (tag.name === "picture") pictureDepth = Math.max(0, pictureDepth - 1)
-      continue
+  let capturing: "title" | "json-ld" | undefined
+  let captured = ""
+
+  scanMarkup(html, {
+    onopentag: (name, attributes) => {
+      switch (name) {
+        case "base": {
+          if (!sawBase) baseHref = attributes["href"]
+          sawBase = true
+          break
+        }
+        case "title": {
+          if (title !== undefined) break
+          capturing = "title"
+          captured = ""
+          break
+        }
+        case "script": {
+          if (lower(attributes["type"]) !== "application/ld+json") break
+          capturing = "json-ld"
+          captured = ""
+          break
+        }
+        case "meta": {
+          const key = lower(attributes["property"] ?? attributes["name"] ?? attributes["itemprop"])
+          const content = attributes["content"]?.trim()
+          if (key === "" || content === undefined) break
+          const values = meta.get(key)
+          if (values === undefined) meta.set(key, [content])
+          else values.push(content)
+          break
+        }
+        case "link": {
+          links.push(attributes)
+          break
+        }
+        case "input": {
+          if (lower(attributes["type"]) === "password") hasPasswordField = true
+          break
+        }
+        case "picture": {
+          pictureDepth++
+          break
+        }
+        case "audio":
+        case "video": {
+          mediaSources.push(attributes["src"])
+          mediaDepth++
+          break
+        }
+        case "source": {
+          if (mediaDepth > 0 && pictureDepth === 0) mediaSources.push(attributes["src"])
+          break
+        }
+      }
+    },
+    ontext: (text) => {
+      if (capturing !== undefined) captured += text
+    },
+    onclosetag: (name) => {
+      if (name === "audio" || name === "video") mediaDepth--
+      if (name === "picture") pictureDepth--
+      if (capturing === "title" && name === "title") {
+        const text = captured.trim()
+        if (text !== "") title = text
+      } else if (capturing === "json-ld" && name === "script") {
+        flattenJsonLd(parseJson(captured.trim().replace(/^<!\[CDATA\[|\]\]>$/g, "")), jsonLd)
+      } else {
+        return
+      }
+      capturing = undefined
     }
-    const next = tags[i + 1]
-    const rawText = RAW_TEXT.has(tag.name) && next?.kind === "close" && next.name === tag.name
-      ? html.slice(tag.end, next.start)
-      : undefined
-    switch (tag.name) {
-      case "script": {
-        const type = parseAttributes(tag.attributes).get("type")?.trim().toLowerCase()
-        if (type === "application/ld+json" && rawText !== undefined) {
-          flattenJsonLd(parseJson(rawText.trim().replace(/^<!\[CDATA\[|\]\]>$/g, "")), jsonLd)
-        }
-        break
-      }
-      case "title": {
-        if (title === undefined && rawText !== undefined) {
-          const text = decodeEntities(rawText.replace(/<[^>]*>/g, "")).trim()
-          if (text !== "") title = text
-        }
-        break
-      }
-      case "meta": {
-        const attributes = parseAttributes(tag.attributes)
-        const key = (attributes.get("property") ?? attributes.get("name") ?? attributes.get("itemprop"))?.trim()
-          .toLowerCase()
-        const content = attributes.get("content")
-        if (key !== undefined && content !== undefined) meta.set(key, [...(meta.get(key) ?? []), content.trim()])
-        break
-      }
-      case "link": {
-        const attributes = parseAttributes(tag.attributes)
-        const rel = (attributes.get("rel") ?? "").toLowerCase().split(/\s+/)
-        const href = absolute(attributes.get("href"), base)
-        if (href === undefined) break
-        const type = (attributes.get("type") ?? "").trim().toLowerCase()
-        if (rel.includes("alternate") && FEED_TYPES.has(type)) {
-          if (!feeds.some((feed) => feed.url === href)) feeds.push({ url: href, type, title: attributes.get("title") })
-        } else if (rel.includes("canonical") && canonical === undefined) {
-          canonical = href
-        }
-        break
-      }
-      case "input": {
-        if ((parseAttributes(tag.attributes).get("type") ?? "").toLowerCase() === "password") hasPasswordField = true
-        break
-      }
-      case "picture": {
-        if (!tag.selfClosing) pictureDepth++
-        break
-      }
-      case "audio":
-      case "video": {
-        addMedia(parseAttributes(tag.attributes).get("src"))
-        if (!tag.selfClosing) mediaDepth++
-        break
-      }
-      case "source": {
-        if (mediaDepth > 0 && pictureDepth === 0) addMedia(parseAttributes(tag.attributes).get("src"))
-        break
-      }
+  }, "html")
+
+  const base = absolute(baseHref, pageUrl) ?? pageUrl
+  const tagMedia = [...new Set(mediaSources.map((src) => absolute(src, base)).filter((url) => url !== undefined))]
+  const feeds: Array<LinkedFeed> = []
+  let canonical: string | undefined
+  for (const attributes of links) {
+    const rel = lower(attributes["rel"]).split(/\s+/)
+    const href = absolute(attributes["href"], base)
+    if (href === undefined) continue
+    const type = lower(attributes["type"])
+    if (rel.includes("alternate") && FEED_TYPES.has(type)) {
+      if (!feeds.some((feed) => feed.url === href)) feeds.push({ url: href, type, title: attributes["title"] })
+    } else if (rel.includes("canonical") && canonical === undefined) {
+      canonical = href
     }
   }
-
   return { title, meta, canonical, tagMedia, jsonLd, feeds, hasPasswordField }
 }
 

@@ -1,6 +1,7 @@
 /**
  * Entries of an m3u/m3u8 or pls playlist, as absolute http(s) URLs. Used only to tell a single-entry
- * playlist (a wrapper around one stream or file) from a real list of several entries.
+ * playlist (a wrapper around one stream or file) from a real list of several entries. Line-based and
+ * needing no grammar beyond "File<n>=" and "#" comments, so no library is used (none is installed).
  */
 import { resolveAgainst } from "./HtmlScan.ts"
 

@@ -32,6 +32,7 @@ import {
   type AllowEntry,
   allowEntryMatches,
   blockedReason,
+  familyOf,
   isLocalHostName,
   type IpAddress,
   parseAllowEntry,
@@ -418,7 +419,7 @@ export class SafeFetcher extends Context.Service<SafeFetcher, {
               const transport = url.protocol === "https:" ? https : http
               const req = transport.request({
                 host: target.addressText.split("%")[0]!,
-                family: target.address.family,
+                family: familyOf(target.address),
                 port: target.port,
                 method: send?.method ?? "GET",
                 path: `${url.pathname}${url.search}`,
