@@ -7,6 +7,7 @@
  * in every format. The stand-in pipeline keeps jobs fast; what is checked is the HTTP shape.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { rawRequest } from "../support/jobsClient.ts"
 import { startServer, type TestServer } from "../support/server.ts"
 import { makeStandIn, tinyWav } from "../support/standInPipeline.ts"
 import { type Checked, makeChecker } from "./openApiCheck.ts"
@@ -124,6 +125,26 @@ describe("answers match /openapi.json", () => {
       .toBe("TIER_FORBIDDEN")
     const broke = await server.account(undefined, { minutes: 0 })
     expect((await call("POST", "/v1/transcribe", 402, { key: broke.key, body: form(wav()) })).body.code).toBe("NO_CREDITS")
+
+    const crowded = form(wav(), Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`note${i}`, "x"])))
+    await call("POST", "/v1/transcribe", 422, { key, body: crowded })
+    // A form field over the 64 KiB field limit.
+    await call("POST", "/v1/transcribe", 422, { key, body: form(wav(), { language: "x".repeat(70 * 1024) }) })
+  })
+
+  it("multipart submit: a body declared over 5 GB is refused with 413 before it is read", async () => {
+    const url = new URL(server.url)
+    const raw = await rawRequest(
+      server.url,
+      "POST /v1/transcribe HTTP/1.1\r\n" +
+        `Host: ${url.host}\r\nX-API-Key: ${key}\r\n` +
+        "Content-Type: multipart/form-data; boundary=vbboundary\r\n" +
+        `Content-Length: ${5 * 1000 ** 3 + 50 * 1024 * 1024}\r\n\r\n`,
+      "--vbboundary\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.wav\"\r\nContent-Type: audio/wav\r\n\r\n"
+    )
+    const checked = await checker.check("POST", `${server.url}/v1/transcribe`, new Response(raw.body, { status: raw.status, headers: raw.headers }))
+    expect(checked.status).toBe(413)
+    expect(checked.body.code).toBe("FILE_TOO_LARGE")
   })
 
   it("keyless samples: claim tokens, their 401s, and the daily quota's 429", async () => {

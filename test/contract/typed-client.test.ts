@@ -8,6 +8,7 @@
 import { Effect } from "effect"
 import { FetchHttpClient } from "effect/http"
 import * as fs from "node:fs"
+import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -21,6 +22,7 @@ import {
   type VerbatimClient,
   waitForJob
 } from "verbatim/client"
+import { freePort } from "../support/ports.ts"
 import { startServer, type TestServer } from "../support/server.ts"
 import { makeStandIn, standInText, tinyWav } from "../support/standInPipeline.ts"
 
@@ -110,4 +112,49 @@ describe("typed client (Promise wrapper)", () => {
     expect(await verbatim.result(answer.job_id, "srt")).toMatch(/^1\r?\n00:00:00,000 --> /)
     await expect(verbatim.getJob(crypto.randomUUID())).rejects.toMatchObject({ code: "NOT_FOUND" })
   })
+})
+
+describe("polling (waitForJob)", () => {
+  /**
+   * A scripted job endpoint on a real socket: it answers a 429 with `retry_after: 4`, then the
+   * job while processing (with an ETag), then 304 to that ETag, then the finished job. The
+   * client must wait out the 429 (longer than the 3-second floor), poll no faster than every
+   * 3 seconds, and send the ETag back as If-None-Match.
+   */
+  it("waits Retry-After on 429, keeps the 3-second floor, and uses If-None-Match", async () => {
+    const jobId = crypto.randomUUID()
+    const job = (status: "processing" | "done") => ({
+      job_id: jobId, status, progress: status === "done" ? 100 : 50, queue_position: 0, filename: "a.wav",
+      audio_duration_seconds: 1, language: "en", source: "upload", speech_detected: status === "done", speech_ratio: 0.5,
+      locked: false, created_at: Math.floor(Date.now() / 1000), completed_at: status === "done" ? Math.floor(Date.now() / 1000) : null,
+      error: null
+    })
+    const seen: Array<{ at: number; ifNoneMatch: string | undefined }> = []
+    const script = [
+      { status: 429, headers: { "retry-after": "4" }, body: { error: "Too many requests, slow down.", code: "RATE_LIMITED", retry_after: 4 } },
+      { status: 200, headers: { etag: "\"v1\"" }, body: job("processing") },
+      { status: 304, headers: { etag: "\"v1\"" }, body: undefined },
+      { status: 200, headers: { etag: "\"v2\"" }, body: job("done") }
+    ]
+    const scripted = http.createServer((request, response) => {
+      seen.push({ at: Date.now(), ifNoneMatch: request.headers["if-none-match"] })
+      const step = script[Math.min(seen.length - 1, script.length - 1)]!
+      response.writeHead(step.status, { ...step.headers, ...(step.body === undefined ? {} : { "content-type": "application/json" }) })
+      response.end(step.body === undefined ? undefined : JSON.stringify(step.body))
+    })
+    const port = await freePort()
+    await new Promise<void>((resolve) => scripted.listen(port, "127.0.0.1", resolve))
+    try {
+      const verbatim = createClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: "vb_test" })
+      const done = await verbatim.waitForJob(jobId, { intervalSeconds: 1, timeoutSeconds: 30 })
+      expect(done.status).toBe("done")
+      expect(seen.length).toBe(4)
+      const gaps = seen.slice(1).map((request, i) => request.at - seen[i]!.at)
+      expect(gaps[0]).toBeGreaterThanOrEqual(4_000 - 50)
+      for (const gap of gaps.slice(1)) expect(gap).toBeGreaterThanOrEqual(minimumPollSeconds * 1000 - 50)
+      expect(seen.map((request) => request.ifNoneMatch)).toEqual([undefined, undefined, "\"v1\"", "\"v1\""])
+    } finally {
+      await new Promise((resolve) => scripted.close(resolve))
+    }
+  }, 30_000)
 })
