@@ -80,6 +80,7 @@ export const truthfulDocument = OpenApi.annotations({
           responses[edge.status] = {
             description: existing === undefined ? edge.name.replace(/Encoded$/, "") : `${existing["description"]} | ${edge.name.replace(/Encoded$/, "")}`,
             content: {
+              ...existing?.["content"],
               "application/json": {
                 schema: current === undefined ? ref : { anyOf: [...(current["anyOf"] ?? [current]), ref] }
               }
