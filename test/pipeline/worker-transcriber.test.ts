@@ -45,8 +45,12 @@ const longFile = path.join(scratch, "long.wav")
 const crashFile = path.join(scratch, "crash.wav")
 fs.copyFileSync(media("a01_slt_budget.wav"), crashFile)
 
-const workerLayer = (testHooks?: WorkerTestHooks) =>
-  WorkerTranscriber.pipe(Layer.provideMerge(PipelineWorker.layer({ pipeline, ...(testHooks ? { testHooks } : {}) })))
+const workerLayer = (testHooks?: WorkerTestHooks, idleExitMs?: number) =>
+  WorkerTranscriber.pipe(
+    Layer.provideMerge(
+      PipelineWorker.layer({ pipeline, ...(testHooks ? { testHooks } : {}), ...(idleExitMs ? { idleExitMs } : {}) })
+    )
+  )
 
 const request = (file: string, wordTimestamps = true) => ({ path: file, language: "auto", wordTimestamps })
 const ignore: ProgressReport = () => Effect.void
@@ -139,6 +143,21 @@ describe("pipeline worker", () => {
       const after = yield* transcriber.transcribe(request(media("a01_slt_budget.wav")), ignore)
       expect(after.transcript.text.length).toBeGreaterThan(0)
     }).pipe(Effect.provide(workerLayer())))
+
+  it.live("ends an idle worker and starts a new one for the next call", () =>
+    Effect.gen(function*() {
+      const transcriber = yield* Transcriber
+      const worker = yield* PipelineWorker
+      expect(yield* worker.threadId).toBeNull()
+      yield* transcriber.transcribe(request(media("a01_slt_budget.wav")), ignore)
+      const first = yield* worker.threadId
+      expect(first).not.toBeNull()
+      yield* Effect.sleep(1_500)
+      expect(yield* worker.threadId).toBeNull()
+      const again = yield* transcriber.transcribe(request(media("a01_slt_budget.wav")), ignore)
+      expect(again.transcript.text.toLowerCase()).toContain("budget")
+      expect(yield* worker.threadId).not.toBe(first)
+    }).pipe(Effect.provide(workerLayer(undefined, 500))))
 
   for (const mode of ["exit", "throw"] as const) {
     it.live(`fails the call with TranscriptionFailed when the worker dies (${mode}), then starts a new one`, () =>
