@@ -35,6 +35,8 @@ export interface StandInDirective {
   readonly text?: string
   /** `speech_detected: false`, empty segments. */
   readonly silent?: boolean
+  /** Kills the whole process (SIGKILL) after the first progress report: a run that crashes it every time. */
+  readonly crash?: boolean
 }
 
 /** `interrupted`: the run stopped early (interrupted, or its heartbeat found the job gone). */
@@ -135,6 +137,7 @@ export const makeStandIn = (defaults: { delayMs: number; steps: number } = { del
           const value = Math.round((90 * step) / steps)
           progress.set(jobId, [...(progress.get(jobId) ?? []), value])
           yield* onProgress(value, { durationSeconds: duration })
+          if (directive.crash === true) process.kill(process.pid, "SIGKILL")
         }
         if (directive.fail === "noaudio") {
           record(jobId, "failed")
