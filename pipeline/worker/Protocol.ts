@@ -83,12 +83,12 @@ export interface PipelineOptions {
 }
 
 /**
- * Faults a test may inject into the worker; never set outside tests. `crash` ends the worker the
- * first time a call on `path` reports progress: `exit` by `process.exit(70)`, `throw` by an
- * uncaught exception.
+ * Faults a test may inject into the worker; never set outside tests. `crash` acts the first time
+ * a call on `path` reports progress: `exit` ends the worker by `process.exit(70)`, `throw` by an
+ * uncaught exception, `hang` blocks the worker's thread for good (it no longer hears `Cancel`).
  */
 export interface WorkerTestHooks {
-  readonly crash?: { readonly path: string; readonly mode: "exit" | "throw" }
+  readonly crash?: { readonly path: string; readonly mode: "exit" | "throw" | "hang" }
 }
 
 export interface WorkerInput {

@@ -42,6 +42,7 @@ const crashHook = (op: OperationName, request: unknown): (() => void) | undefine
   if (crash === undefined || op !== "Transcribe" || (request as { path?: unknown }).path !== crash.path) return undefined
   return () => {
     if (crash.mode === "exit") process.exit(70)
+    if (crash.mode === "hang") Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0)
     setImmediate(() => {
       throw new Error("injected pipeline worker crash")
     })

@@ -45,12 +45,10 @@ const longFile = path.join(scratch, "long.wav")
 const crashFile = path.join(scratch, "crash.wav")
 fs.copyFileSync(media("a01_slt_budget.wav"), crashFile)
 
-const workerLayer = (testHooks?: WorkerTestHooks, idleExitMs?: number) =>
-  WorkerTranscriber.pipe(
-    Layer.provideMerge(
-      PipelineWorker.layer({ pipeline, ...(testHooks ? { testHooks } : {}), ...(idleExitMs ? { idleExitMs } : {}) })
-    )
-  )
+const workerLayer = (
+  testHooks?: WorkerTestHooks,
+  extra: { readonly idleExitMs?: number; readonly cancelGraceMs?: number; readonly pipeline?: PipelineOptions } = {}
+) => WorkerTranscriber.pipe(Layer.provideMerge(PipelineWorker.layer({ pipeline, ...(testHooks ? { testHooks } : {}), ...extra })))
 
 const request = (file: string, wordTimestamps = true) => ({ path: file, language: "auto", wordTimestamps })
 const ignore: ProgressReport = () => Effect.void
@@ -157,7 +155,7 @@ describe("pipeline worker", () => {
       const again = yield* transcriber.transcribe(request(media("a01_slt_budget.wav")), ignore)
       expect(again.transcript.text.toLowerCase()).toContain("budget")
       expect(yield* worker.threadId).not.toBe(first)
-    }).pipe(Effect.provide(workerLayer(undefined, 500))))
+    }).pipe(Effect.provide(workerLayer(undefined, { idleExitMs: 500 }))))
 
   for (const mode of ["exit", "throw"] as const) {
     it.live(`fails the call with TranscriptionFailed when the worker dies (${mode}), then starts a new one`, () =>
@@ -175,6 +173,32 @@ describe("pipeline worker", () => {
         expect(yield* worker.threadId).not.toBeNull()
       }).pipe(Effect.provide(workerLayer({ crash: { path: crashFile, mode } }))))
   }
+
+  it.live("terminates a worker that does not stop when asked; the next call gets a new one", () =>
+    Effect.gen(function*() {
+      const transcriber = yield* Transcriber
+      const worker = yield* PipelineWorker
+      let reports = 0
+      const fiber = yield* Effect.forkChild(transcriber.transcribe(request(crashFile), () => Effect.sync(() => void reports++)))
+      while (reports < 1) yield* Effect.sleep(20)
+      const started = performance.now()
+      yield* Fiber.interrupt(fiber)
+      const waited = performance.now() - started
+      expect(waited).toBeGreaterThanOrEqual(900)
+      expect(waited).toBeLessThan(5_000)
+      expect(yield* worker.threadId).toBeNull()
+      const next = yield* transcriber.transcribe(request(media("a01_slt_budget.wav")), ignore)
+      expect(next.transcript.text.toLowerCase()).toContain("budget")
+    }).pipe(Effect.provide(workerLayer({ crash: { path: crashFile, mode: "hang" } }, { cancelGraceMs: 1_000 }))))
+
+  it.live("fails with TranscriptionFailed when the worker cannot build its pipeline", () =>
+    Effect.gen(function*() {
+      const transcriber = yield* Transcriber
+      const exit = yield* Effect.exit(transcriber.transcribe(request(media("a01_slt_budget.wav")), ignore))
+      const error = Exit.isFailure(exit) ? Cause.findErrorOption(exit.cause) : undefined
+      expect(error?._tag === "Some" && error.value._tag).toBe("TranscriptionFailed")
+      expect(error?._tag === "Some" && error.value.reason).toMatch(/could not start: .*no ffmpeg on PATH/)
+    }).pipe(Effect.provide(workerLayer(undefined, { pipeline: { ...pipeline, decoder: "native" } }))))
 
   it.live("keeps this thread's event loop responsive while a transcription runs", () =>
     Effect.gen(function*() {
