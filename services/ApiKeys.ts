@@ -62,7 +62,7 @@ export class ApiKeys extends Context.Service<ApiKeys, {
   create(accountId: AccountId, name?: string): Effect.Effect<IssuedKey, TooManyKeys | ApiAccessRequired>
   list(accountId: AccountId): Effect.Effect<ReadonlyArray<ApiKeyRecord>>
   /** Issues a replacement; the old key keeps working for 24 hours. Accepts an id or prefix. */
-  rotate(accountId: AccountId, idOrPrefix: string): Effect.Effect<IssuedKey, KeyNotFound>
+  rotate(accountId: AccountId, idOrPrefix: string): Effect.Effect<IssuedKey, KeyNotFound | TooManyKeys>
   revoke(accountId: AccountId, idOrPrefix: string): Effect.Effect<ApiKeyRecord, KeyNotFound>
   /** None for unknown, revoked and expired keys alike: callers must not learn which. */
   authenticate(key: string): Effect.Effect<Option.Option<AuthenticatedKey>>
@@ -99,18 +99,26 @@ export class ApiKeys extends Context.Service<ApiKeys, {
           return record
         })
 
+      /**
+       * Locks the account row (serialising key issue per account, so two concurrent requests
+       * cannot both pass the cap check) and fails when `adding` more active keys would pass the cap.
+       */
+      const reserveActive = (accountId: AccountId, adding: number) =>
+        Effect.gen(function*() {
+          yield* sql`SELECT 1 FROM accounts WHERE id = ${accountId} FOR UPDATE`
+          const [row] = yield* sql<{ active: number }>`SELECT count(*)::int AS active FROM api_keys
+            WHERE account_id = ${accountId} AND revoked_at IS NULL AND expires_at IS NULL`
+          if ((row?.active ?? 0) + adding > maxActiveKeys) {
+            return yield* new TooManyKeys({ accountId, limit: maxActiveKeys })
+          }
+        })
+
       const create = Effect.fn("ApiKeys.create")(function*(accountId: AccountId, name?: string) {
         return yield* sql.withTransaction(Effect.gen(function*() {
           const now = new Date(yield* Clock.currentTimeMillis)
-          // Serialise key creation per account so two concurrent requests cannot both
-          // pass the cap check.
           const [owner] = yield* sql<{ api_access: boolean }>`SELECT api_access FROM accounts WHERE id = ${accountId} FOR UPDATE`
           if (owner?.api_access !== true) return yield* new ApiAccessRequired({ accountId })
-          const [row] = yield* sql<{ active: number }>`SELECT count(*)::int AS active FROM api_keys
-            WHERE account_id = ${accountId} AND revoked_at IS NULL AND expires_at IS NULL`
-          if ((row?.active ?? 0) >= maxActiveKeys) {
-            return yield* new TooManyKeys({ accountId, limit: maxActiveKeys })
-          }
+          yield* reserveActive(accountId, 1)
           return yield* insertKey(accountId, name ?? null, now)
         })).pipe(Effect.catchTag("SqlError", Effect.die))
       })
@@ -128,6 +136,10 @@ export class ApiKeys extends Context.Service<ApiKeys, {
           const nowMs = yield* Clock.currentTimeMillis
           const now = new Date(nowMs)
           const old = yield* findUsable(accountId, idOrPrefix, now)
+          // The replacement is a new active key; the old one leaves the count only if it was
+          // still active (a key already in its overlap does not count), so rotating one key
+          // over and over cannot pass the cap.
+          yield* reserveActive(accountId, old.expires_at === null ? 0 : 1)
           const issued = yield* insertKey(accountId, old.name, now)
           const overlapEnd = new Date(nowMs + Duration.toMillis(rotationOverlap))
           // A key already rotating keeps its earlier end: rotating twice never extends it.

@@ -103,6 +103,27 @@ layer(domainTestLayer("keys"), { timeout: 60_000, excludeTestServices: true })("
       assert.strictEqual((yield* Effect.flip(keys.create(account.id)))._tag, "TooManyKeys")
     }))
 
+  it.effect("rotating one key again and again never takes the account past ten active keys", () =>
+    Effect.gen(function*() {
+      const keys = yield* ApiKeys
+      const account = yield* newAccount
+      const activeCount = Effect.map(keys.list(account.id), (listed) =>
+        listed.filter((key) => key.revoked_at === null && key.expires_at === null).length)
+      const first = yield* keys.create(account.id)
+      const outcomes = []
+      for (let i = 0; i < 14; i++) outcomes.push(yield* Effect.result(keys.rotate(account.id, first.record.id)))
+      assert.strictEqual(yield* activeCount, 10)
+      assert.strictEqual(outcomes.filter((outcome) => outcome._tag === "Success").length, 10)
+      const refused = outcomes.at(-1)!
+      assert.isTrue(refused._tag === "Failure" && refused.failure._tag === "TooManyKeys")
+      // A full account can still rotate an active key: the old one leaves the count as the new one joins.
+      const full = yield* newAccount
+      const created = []
+      for (let i = 0; i < 10; i++) created.push(yield* keys.create(full.id))
+      yield* keys.rotate(full.id, created[3]!.record.id)
+      assert.strictEqual((yield* Effect.flip(keys.rotate(full.id, created[3]!.record.id)))._tag, "TooManyKeys")
+    }))
+
   it.effect("revokes at once", () =>
     Effect.gen(function*() {
       const keys = yield* ApiKeys
