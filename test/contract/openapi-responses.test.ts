@@ -1,8 +1,8 @@
 /**
  * `/openapi.json` against what the server really sends, over real sockets: every answer
  * below — successes and the error paths the rest of the suite covers (auth, browser
- * refusal, BAD_ID, MALFORMED_JSON, 415, 422 with `detail`, 404, 409, 402, 403, 413, 429,
- * direct-upload refusals, billing) — must have a status listed for its operation and a
+ * refusal, BAD_ID, MALFORMED_JSON, 415, 422 with `detail`, 404, 409, 402, 403, 410, 413,
+ * 429 quota/concurrency/rate, direct-upload refusals, billing) — must have a status listed for its operation and a
  * body that validates against that status's schema. A finished job's result is checked
  * in every format. The stand-in pipeline keeps jobs fast; what is checked is the HTTP shape.
  */
@@ -258,6 +258,9 @@ describe("answers match /openapi.json", () => {
     expect((await call("POST", `/v1/uploads/${ticket.job_id}/commit`, 403, { key: other, json: commit })).body.code).toBe("KEY_MISMATCH")
     await call("POST", `/v1/uploads/${ticket.job_id}/commit`, 202, { key, json: commit })
     await call("POST", `/v1/uploads/${ticket.job_id}/commit`, 200, { key, json: commit })
+    // The URL is spent once committed.
+    expect((await call("PUT", signed.href, 410, { body: bytes as Uint8Array<ArrayBuffer>, headers: ticket.headers })).body.code)
+      .toBe("UPLOAD_EXPIRED")
     await call("POST", "/v1/uploads/not-a-uuid/commit", 400, { key, json: commit })
     await call("POST", `/v1/uploads/${missingId}/commit`, 404, { key, json: commit })
     await call("POST", `/v1/uploads/${ticket.job_id}/commit`, 422, { key, json: { object_key: 7 } })
@@ -286,6 +289,31 @@ describe("answers match /openapi.json", () => {
     await call("GET", "/checkout/txn_missing", 404)
     await call("GET", "/pricing", 200)
     await call("POST", "/webhooks/paddle", 422, { json: { event_type: "transaction.completed" }, headers: { "Paddle-Signature": "ts=1;h1=00" } })
+  })
+})
+
+describe("concurrency cap", () => {
+  it("answers 429 CONCURRENCY_LIMIT on multipart submit and commit as documented", async () => {
+    const owner = (await server.account()).key
+    const running: Array<string> = []
+    try {
+      for (let i = 0; i < 5; i++) {
+        const long = { name: `long${i}.wav`, bytes: tinyWav({ delayMs: 60_000, steps: 300 }) }
+        running.push((await call("POST", "/v1/transcribe", 202, { key: owner, body: form(long) })).body.job_id)
+      }
+      const refused = await call("POST", "/v1/transcribe", 429, { key: owner, body: form(wav()) })
+      expect(refused.body).toMatchObject({ code: "CONCURRENCY_LIMIT", limit: 5, running: 5 })
+      const bytes = tinyWav()
+      const ticket = (await call("POST", "/v1/uploads/init", 200, { key: owner, json: { filename: "later.wav", size_bytes: bytes.length } })).body
+      await call("PUT", ticket.upload_url, 200, { body: bytes as Uint8Array<ArrayBuffer>, headers: ticket.headers })
+      const capped = await call("POST", `/v1/uploads/${ticket.job_id}/commit`, 429, {
+        key: owner,
+        json: { object_key: ticket.object_key, options: ticket.options }
+      })
+      expect(capped.body.code).toBe("CONCURRENCY_LIMIT")
+    } finally {
+      for (const id of running) await call("DELETE", `/v1/jobs/${id}`, 204, { key: owner })
+    }
   })
 })
 
