@@ -26,14 +26,15 @@ export class UsageReport extends Context.Service<UsageReport, {
         const date = new Date(now)
         const month = new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1))
         const monthAgo = new Date(now - 30 * dayMs)
-        // Usage counts transcribed audio (done with speech), whatever the plan charged for it.
+        // Usage counts transcribed audio (done with speech), whatever the plan charged for it, in
+        // billed seconds: each job rounded up to the whole second, as billing counts it.
         const [row] = yield* sql<{ today: number | null; month: number | null; lifetime: number | null; average: number | null; queued: number }>`
           SELECT
-            (SELECT sum(audio_duration_seconds) FROM jobs WHERE account_id = ${accountId} AND status = 'done'
+            (SELECT sum(ceil(audio_duration_seconds)) FROM jobs WHERE account_id = ${accountId} AND status = 'done'
               AND speech_detected AND completed_at >= ${today}) AS today,
-            (SELECT sum(audio_duration_seconds) FROM jobs WHERE account_id = ${accountId} AND status = 'done'
+            (SELECT sum(ceil(audio_duration_seconds)) FROM jobs WHERE account_id = ${accountId} AND status = 'done'
               AND speech_detected AND completed_at >= ${month}) AS month,
-            (SELECT sum(audio_duration_seconds) FROM jobs WHERE account_id = ${accountId} AND status = 'done'
+            (SELECT sum(ceil(audio_duration_seconds)) FROM jobs WHERE account_id = ${accountId} AND status = 'done'
               AND speech_detected) AS lifetime,
             (SELECT avg(EXTRACT(EPOCH FROM (completed_at - created_at)))::float8 FROM jobs
               WHERE account_id = ${accountId} AND status = 'done' AND completed_at >= ${monthAgo}) AS average,
