@@ -56,6 +56,12 @@ import { PlaybackHandlers, PlaybackMediaHandlers } from "../src/http/PlaybackHan
 import { LinkTokens } from "../services/playback/LinkTokens.ts"
 import { Playback } from "../services/playback/Playback.ts"
 import { PlaybackStore } from "../services/playback/PlaybackStore.ts"
+import { ClipRenderer } from "../pipeline/render/ClipRenderer.ts"
+import { ClipCharges } from "../services/clips/ClipCharges.ts"
+import { Clips } from "../services/clips/Clips.ts"
+import { ClipStore } from "../services/clips/ClipStore.ts"
+import { RenderClipTask } from "../services/clips/RenderClipTask.ts"
+import { ClipHandlers, ClipMediaHandlers } from "../src/http/ClipHandlers.ts"
 import { UploadHandlers, UploadTransferHandlers } from "../src/http/UploadHandlers.ts"
 
 /** Link fetching and webhook delivery share one address policy (`VERBATIM_FETCH_ALLOW`). */
@@ -88,13 +94,21 @@ export const DomainLayer = Layer.mergeAll(
   Layer.provideMerge(DatabaseLayer)
 )
 
+/** Clip storage, charges and the renderer (native ffmpeg when present, else WASM; `VERBATIM_DECODER`). */
+const ClipWorkLayer = Layer.mergeAll(ClipStore.layer, ClipCharges.layer).pipe(
+  Layer.provideMerge(Layer.unwrap(AppConfig.useSync((config) => ClipRenderer.layer({ backend: config.decoder }))))
+)
+
 /**
  * Work in this process: the task engine (cluster runner, `Task` entity, a pool per kind)
  * with the registered kinds (`transcribe`; `diarize`, `insights`, `index`, `render-clip`
  * register here next), the job dispatcher, the job event feed and its consumers
  * (webhooks), webhook deliveries and the housekeeping watchdog. Needs a `Transcriber`.
  */
-const TaskKindsLayer = TaskHandlers.layer(TranscribeTask)
+const TaskKindsLayer = TaskHandlers.layer<Effect.Services<typeof TranscribeTask | typeof RenderClipTask>>(
+  TranscribeTask,
+  RenderClipTask
+).pipe(Layer.provide(ClipWorkLayer))
 
 export const WorkLayer = Layer.mergeAll(JobEvents.deliveryLoop, JobWatchdogLayer, JobEventFeed.loop, JobReconciler).pipe(
   Layer.provideMerge(JobEventFeed.layer(JobEvents.webhookConsumer)),
@@ -111,9 +125,12 @@ const UseCasesLayer = Layer.mergeAll(
   TranscriptAccess.layer,
   Playback.layer
 ).pipe(
-  Layer.provideMerge(Layer.mergeAll(JobAccess.layer, LinkTokens.layer, PlaybackStore.layerLocal)),
+  Layer.provideMerge(Layer.mergeAll(JobAccess.layer, LinkTokens.layer, PlaybackStore.layerLocal, ClipStore.layer, ClipCharges.layer)),
   Layer.provideMerge(Paywall.layer)
 )
+
+/** Clips build on the transcript reads and job access above. */
+const ClipUseCasesLayer = Clips.layer.pipe(Layer.provideMerge(UseCasesLayer))
 
 const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([
@@ -127,10 +144,12 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pi
     BillingHandlers,
     PaymentPagesHandlers,
     PlaybackHandlers,
-    PlaybackMediaHandlers
+    PlaybackMediaHandlers,
+    ClipHandlers,
+    ClipMediaHandlers
   ]),
   Layer.provide([RequireAccountLive, AllowGuestLive]),
-  Layer.provide(UseCasesLayer)
+  Layer.provide(ClipUseCasesLayer)
 )
 
 const Routes = Layer.mergeAll(ApiRoutes, HttpApiScalar.layer(Api, { path: "/docs" }), EdgeMiddleware)

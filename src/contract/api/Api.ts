@@ -8,6 +8,7 @@ import { JobListApi, JobsApi, SubmitApi, UploadsApi, UploadTransferApi } from ".
 import { BillingApi, PaymentPagesApi } from "./BillingApi.ts"
 import { SystemApi } from "./SystemApi.ts"
 import { PlaybackApi, PlaybackMediaApi } from "./PlaybackApi.ts"
+import { ClipMediaApi, ClipsApi } from "./ClipsApi.ts"
 import { truthfulDocument } from "./Document.ts"
 
 export class Api extends HttpApi.make("verbatim")
@@ -21,6 +22,7 @@ export class Api extends HttpApi.make("verbatim")
   .add(PaymentPagesApi)
   .add(SystemApi)
   .add(PlaybackApi).add(PlaybackMediaApi)
+  .add(ClipsApi).add(ClipMediaApi)
   .annotateMerge(OpenApi.annotations({
     title: "Verbatim transcription API",
     version: "1.0.0",

@@ -1,0 +1,126 @@
+/**
+ * Worker-thread entry running one @ffmpeg/core (WASM) instance for one probe or render of a
+ * clip, then exiting; the parent terminates the worker to cancel (the WASM call is
+ * synchronous and cannot be interrupted from inside).
+ *
+ * Files: the source is mounted read-only at /in/input through WORKERFS, read on demand from
+ * disk with `fs.readSync` (never copied whole into memory); the fonts and the caption script
+ * are written to MEMFS (/fonts, /work/captions.ass), since the build has libass and freetype
+ * but no system fonts; the mp4 is written to MEMFS (/out.mp4: `+faststart` rewrites the file,
+ * so it must be seekable) and copied to `outputPath` on disk when ffmpeg returns. Progress is
+ * ffmpeg's own `time=` stat lines, posted as they come.
+ */
+import * as fs from "node:fs"
+import { parentPort, workerData } from "node:worker_threads"
+import { progressSeconds } from "./RenderPlan.ts"
+
+export interface RenderWorkerInput {
+  readonly wasmModule: WebAssembly.Module
+  readonly inputPath: string
+  readonly task: "probe" | "render"
+  readonly args: ReadonlyArray<string>
+  readonly captions: string | undefined
+  readonly fontFiles: ReadonlyArray<string>
+  readonly outputPath: string
+}
+
+export type RenderWorkerMessage =
+  | { readonly _tag: "progress"; readonly seconds: number }
+  | { readonly _tag: "done"; readonly ret: number; readonly stderrTail: ReadonlyArray<string>; readonly stdout: string }
+  | { readonly _tag: "failed"; readonly message: string }
+
+interface FfmpegCore {
+  readonly FS: {
+    mkdir(path: string): void
+    mount(type: unknown, opts: unknown, mountpoint: string): void
+    writeFile(path: string, data: Uint8Array | string): void
+    readFile(path: string): Uint8Array
+    readonly filesystems: { readonly WORKERFS: unknown }
+  }
+  setLogger(logger: (log: { type: string; message: string }) => void): void
+  exec(...args: Array<string>): number
+  ffprobe(...args: Array<string>): number
+}
+
+interface FileRange {
+  readonly fd: number
+  readonly start: number
+  readonly size: number
+}
+
+const input = workerData as RenderWorkerInput
+const port = parentPort!
+const post = (message: RenderWorkerMessage) => port.postMessage(message)
+
+const run = async () => {
+  const fd = fs.openSync(input.inputPath, "r")
+  const size = fs.fstatSync(fd).size
+  // The emscripten build targets browser workers: it wants `self.location` and a
+  // FileReaderSync for WORKERFS; "blobs" here are byte ranges of the open file.
+  Object.assign(globalThis, {
+    self: { location: { href: import.meta.url } },
+    FileReaderSync: class {
+      readAsArrayBuffer(range: FileRange): ArrayBuffer {
+        const bytes = new Uint8Array(range.size)
+        let read = 0
+        while (read < range.size) {
+          const n = fs.readSync(range.fd, bytes, read, range.size - read, range.start + read)
+          if (n === 0) break
+          read += n
+        }
+        return bytes.buffer
+      }
+    }
+  })
+  const corePackage = "@ffmpeg/core"
+  const { default: createCore } = (await import(corePackage)) as { default: (opts: unknown) => Promise<FfmpegCore> }
+  const core = await createCore({
+    instantiateWasm: (
+      imports: WebAssembly.Imports,
+      receive: (instance: WebAssembly.Instance, module: WebAssembly.Module) => void
+    ) => {
+      void WebAssembly.instantiate(input.wasmModule, imports).then((instance) => receive(instance, input.wasmModule))
+      return {}
+    }
+  })
+  const FS = core.FS
+  FS.mkdir("/in")
+  const blob = {
+    size,
+    slice: (start: number, end: number): FileRange => ({ fd, start, size: Math.max(0, Math.min(end, size) - start) })
+  }
+  FS.mount(FS.filesystems.WORKERFS, { blobs: [{ name: "input", data: blob }] }, "/in")
+
+  const stderr: Array<string> = []
+  let stdout = ""
+  core.setLogger((log) => {
+    if (log.type === "stdout") {
+      stdout += log.message + "\n"
+      return
+    }
+    const seconds = progressSeconds(log.message)
+    if (seconds !== undefined) post({ _tag: "progress", seconds })
+    else {
+      stderr.push(log.message)
+      if (stderr.length > 30) stderr.shift()
+    }
+  })
+
+  if (input.task === "probe") {
+    const ret = core.ffprobe(...input.args)
+    post({ _tag: "done", ret, stderrTail: stderr, stdout })
+    return
+  }
+  FS.mkdir("/fonts")
+  for (const file of input.fontFiles) FS.writeFile(`/fonts/${file.split("/").pop()}`, fs.readFileSync(file))
+  FS.mkdir("/work")
+  if (input.captions !== undefined) FS.writeFile("/work/captions.ass", input.captions)
+  const ret = core.exec(...input.args)
+  fs.closeSync(fd)
+  if (ret === 0) fs.writeFileSync(input.outputPath, FS.readFile("/out.mp4"))
+  post({ _tag: "done", ret, stderrTail: stderr, stdout })
+}
+
+run().catch((cause: unknown) => {
+  post({ _tag: "failed", message: cause instanceof Error ? cause.message : String(cause) })
+})
