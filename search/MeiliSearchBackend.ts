@@ -12,8 +12,7 @@
  */
 import { Effect, Layer, Schema } from "effect"
 import { Meilisearch, type Task } from "meilisearch"
-import type { Moment, PassageKind } from "./Passages.ts"
-import { type Candidate, type CandidateQuery, SearchBackend } from "./SearchBackend.ts"
+import { type Candidate, type CandidateQuery, type JobMeta, type PassageDocument, passageRecord, type PassageRecord, SearchBackend } from "./SearchBackend.ts"
 
 export class MeilisearchUnavailable extends Schema.TaggedError<MeilisearchUnavailable>()("MeilisearchUnavailable", {
   url: Schema.String,
@@ -31,18 +30,8 @@ export interface MeiliSearchOptions {
 
 export const EMBEDDER = "minilm"
 
-interface PassageHit {
+interface PassageHit extends PassageRecord {
   readonly id: string
-  readonly account_id: string
-  readonly job_id: string
-  readonly kind: PassageKind
-  readonly start: number
-  readonly end: number
-  readonly speaker: string | null
-  readonly text: string
-  readonly moments: ReadonlyArray<Moment>
-  readonly filename: string | null
-  readonly language: string | null
   /** Epoch milliseconds of the job's creation. */
   readonly created_at: number
   readonly _rankingScore?: number
@@ -88,21 +77,12 @@ export const MeiliSearchBackend = {
         const call = <A>(f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: (cause) => cause }).pipe(Effect.orDie)
 
         const replaceJob = Effect.fn("SearchBackend.replaceJob")(
-          function*(accountId: string, jobId: string, meta: Parameters<SearchBackend["Service"]["replaceJob"]>[2], documents: Parameters<SearchBackend["Service"]["replaceJob"]>[3]) {
+          function*(accountId: string, jobId: string, meta: JobMeta, documents: ReadonlyArray<PassageDocument>) {
             yield* Effect.flatMap(call(() => index.deleteDocuments({ filter: `job_id = ${quoted(jobId)}` }).waitTask()), (t) => settle(t))
             if (documents.length === 0) return
             const docs = documents.map((d, i) => ({
+              ...passageRecord(accountId, jobId, meta, d),
               id: `${jobId}_${i}`,
-              account_id: accountId,
-              job_id: jobId,
-              kind: d.kind,
-              start: d.start,
-              end: d.end,
-              speaker: d.speaker,
-              text: d.text,
-              moments: d.moments,
-              filename: meta.filename,
-              language: meta.language,
               created_at: meta.created_at.getTime(),
               _vectors: { [EMBEDDER]: Array.from(d.embedding) }
             }))

@@ -13,7 +13,7 @@ import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { foldWord, queryTerms, questionLanguage, termMatches } from "./Highlights.ts"
 import type { Moment } from "./Passages.ts"
-import { type Candidate, type CandidateQuery, SearchBackend, type StoredPassage } from "./SearchBackend.ts"
+import { type Candidate, type CandidateQuery, type JobMeta, type PassageDocument, passageRecord, SearchBackend, type StoredPassage } from "./SearchBackend.ts"
 
 /** ISO 639-1 → Postgres text search configuration (those shipped since Postgres 13). */
 const configByLanguage: Readonly<Record<string, string>> = {
@@ -48,6 +48,8 @@ const configByLanguage: Readonly<Record<string, string>> = {
  * 20 keeps the top few ranks distinct. Chosen on the library quality test.
  */
 export const RRF_K = 20
+/** Up to this many named jobs, their passages are ranked exactly instead of through HNSW. */
+const EXACT_JOBS = 200
 /** Each list is cut at this depth before fusion. */
 const LIST_DEPTH = 50
 
@@ -169,19 +171,11 @@ export const PostgresSearchBackend = {
           })
 
         const replaceJob = Effect.fn("SearchBackend.replaceJob")(
-          function*(accountId: string, jobId: string, meta: Parameters<SearchBackend["Service"]["replaceJob"]>[2], documents: Parameters<SearchBackend["Service"]["replaceJob"]>[3]) {
+          function*(accountId: string, jobId: string, meta: JobMeta, documents: ReadonlyArray<PassageDocument>) {
             const tsConfig = configFor(meta.language)
             const rows = documents.map((d) => ({
-              account_id: accountId,
-              job_id: jobId,
-              kind: d.kind,
-              start: d.start,
-              end: d.end,
-              speaker: d.speaker,
-              text: d.text,
+              ...passageRecord(accountId, jobId, meta, d),
               moments: JSON.stringify(d.moments),
-              filename: meta.filename,
-              language: meta.language,
               ts_config: tsConfig,
               created_at: meta.created_at,
               embedding: pgvector ? vectorLiteral(d.embedding) : vectorBytes(d.embedding)
@@ -218,7 +212,13 @@ export const PostgresSearchBackend = {
         const columns = sql.literal(`id, job_id::text AS job_id, filename, kind, start, "end", speaker, text, moments`)
 
         const semantic = (query: CandidateQuery, depth: number) =>
-          pgvector
+          pgvector && query.jobIds !== undefined && query.jobIds.length <= EXACT_JOBS
+            // A few named jobs: their rows come from the job index and are ranked exactly
+            // (`+ 0` keeps the planner off HNSW, which would walk the whole graph's
+            // neighbourhood discarding other jobs' rows).
+            ? sql`SELECT ${columns} FROM search_passages WHERE ${filters(query)}
+                ORDER BY (embedding <=> ${vectorLiteral(query.vector)}::vector) + 0 LIMIT ${depth}`
+            : pgvector
             ? sql.withTransaction(Effect.gen(function*() {
               // Filtered HNSW scans keep walking the graph until enough rows pass the filter.
               yield* sql`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', '100', true)`

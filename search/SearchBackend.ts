@@ -4,7 +4,7 @@
  * cutting, embedding, narrowing a passage to its best moment, merging, highlighting.
  */
 import { Context, type Effect } from "effect"
-import type { Moment, Passage, PassageKind } from "./Passages.ts"
+import type { Passage, PassageKind } from "./Passages.ts"
 
 /** Facts about the job stored with each of its passages. */
 export interface JobMeta {
@@ -19,16 +19,31 @@ export interface PassageDocument extends Passage {
   readonly embedding: Float32Array
 }
 
-export interface StoredPassage {
+export interface StoredPassage extends Passage {
   readonly jobId: string
   readonly filename: string | null
-  readonly kind: PassageKind
-  readonly start: number
-  readonly end: number
-  readonly speaker: string | null
-  readonly text: string
-  readonly moments: ReadonlyArray<Moment>
 }
+
+/** The columns/fields both backends store for a passage, besides its id, time and vector. */
+export interface PassageRecord extends Passage {
+  readonly account_id: string
+  readonly job_id: string
+  readonly filename: string | null
+  readonly language: string | null
+}
+
+export const passageRecord = (accountId: string, jobId: string, meta: JobMeta, passage: Passage): PassageRecord => ({
+  account_id: accountId,
+  job_id: jobId,
+  kind: passage.kind,
+  start: passage.start,
+  end: passage.end,
+  speaker: passage.speaker,
+  text: passage.text,
+  moments: passage.moments,
+  filename: meta.filename,
+  language: meta.language
+})
 
 export interface CandidateQuery {
   readonly accountId: string
