@@ -3,8 +3,14 @@
  * (`<dataDir>/media`); an object store can replace this layer without touching callers,
  * as long as `localPath` can hand the pipeline a readable file (a store would download
  * to a temp file there).
+ *
+ * Writes go to a temporary beside the object (`<name>.<8 hex>.partial`) and are renamed
+ * into place once complete, so an object under its key is always whole: a process killed
+ * mid-upload leaves only a temporary, which `sweepTemporaries` removes once it is older than
+ * a bound (an upload in progress touches its temporary with every chunk).
  */
 import { Context, Effect, Layer, Schema, Stream } from "effect"
+import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { AppConfig } from "../AppConfig.ts"
@@ -17,20 +23,54 @@ export class ObjectMissing extends Schema.TaggedError<ObjectMissing>()("ObjectMi
   key: Schema.String
 }) {}
 
+/** `writeOnce` received fewer bytes than it was told to expect. */
+export class ObjectSizeMismatch extends Schema.TaggedError<ObjectSizeMismatch>()("ObjectSizeMismatch", {
+  expected: Schema.Number,
+  received: Schema.Number
+}) {}
+
+/** `writeOnce` found its key already written: an object written once is never replaced. */
+export class ObjectExists extends Schema.TaggedError<ObjectExists>()("ObjectExists", {
+  key: Schema.String
+}) {}
+
+/** A top-level `<area>/<owner id>` folder (`jobs/<id>`, `uploads/<id>`, `clips/<id>`). */
+export interface OwnerFolder {
+  readonly folder: string
+  readonly ownerId: string
+}
+
 const safeKey = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,400}$/
+const temporaryName = /\.[0-9a-f]{8}\.partial$/
 
 export class MediaStorage extends Context.Service<MediaStorage, {
   /**
-   * Streams `body` into `key`, never holding it whole in memory. Past `maxBytes` the
-   * write stops at once (the rest of the body is not read) and the partial object is
-   * removed.
+   * Streams `body` into `key`, never holding it whole in memory, replacing what was there.
+   * Past `maxBytes` the write stops at once (the rest of the body is not read). The key
+   * holds either the previous object or the whole new one, never a part.
    */
   write<E>(key: string, body: Stream.Stream<Uint8Array, E>, maxBytes: number): Effect.Effect<{ readonly bytes: number }, E | ObjectTooLarge>
+  /**
+   * Like `write`, but the object appears only if exactly `exactBytes` arrived
+   * (more: ObjectTooLarge, fewer: ObjectSizeMismatch) and `key` did not exist (ObjectExists):
+   * concurrent or repeated writers of one key cannot replace or remove a finished object.
+   */
+  writeOnce<E>(
+    key: string,
+    body: Stream.Stream<Uint8Array, E>,
+    exactBytes: number
+  ): Effect.Effect<{ readonly bytes: number }, E | ObjectTooLarge | ObjectSizeMismatch | ObjectExists>
   localPath(key: string): Effect.Effect<string, ObjectMissing>
   /** A local path where a writer outside this service (a download) may create `key`. */
   prepare(key: string): Effect.Effect<string>
   size(key: string): Effect.Effect<number, ObjectMissing>
   remove(key: string): Effect.Effect<void>
+  /** Removes write temporaries not touched for `olderThanMs`; returns how many. */
+  sweepTemporaries(olderThanMs: number): Effect.Effect<number>
+  /** Owner folders whose every file is older than `olderThanMs` (candidates for an orphan check). */
+  idleOwnerFolders(olderThanMs: number): Effect.Effect<ReadonlyArray<OwnerFolder>>
+  /** Removes a whole owner folder (as listed by `idleOwnerFolders`). */
+  removeOwnerFolder(folder: OwnerFolder): Effect.Effect<void>
 }>()("verbatim/storage/MediaStorage") {
   static readonly layerDirectory = (root: string) =>
     Layer.sync(MediaStorage, () => {
@@ -39,33 +79,66 @@ export class MediaStorage extends Context.Service<MediaStorage, {
         return path.join(root, key)
       }
 
-      const write = <E>(key: string, body: Stream.Stream<Uint8Array, E>, maxBytes: number) =>
+      /**
+       * Streams `body` into a fresh temporary beside `key`'s file and runs `publish(temporary,
+       * file, bytes)` once the file is closed. The temporary is gone afterwards whatever happens
+       * (failure, interruption, or a publish that linked or renamed it).
+       */
+      const stage = <E, E2>(
+        key: string,
+        body: Stream.Stream<Uint8Array, E>,
+        maxBytes: number,
+        publish: (temporary: string, file: string, bytes: number) => Effect.Effect<void, E2>
+      ) =>
         Effect.gen(function*() {
           const file = resolve(key)
-          yield* Effect.sync(() => fs.mkdirSync(path.dirname(file), { recursive: true }))
-          const out = yield* Effect.acquireRelease(
-            Effect.sync(() => fs.createWriteStream(file)),
-            (stream) =>
-              Effect.callback<void>((resume) => {
-                stream.end(() => resume(Effect.void))
+          const temporary = `${file}.${randomBytes(4).toString("hex")}.partial`
+          const cleanup = Effect.sync(() => fs.rmSync(temporary, { force: true }))
+          return yield* Effect.gen(function*() {
+            yield* Effect.sync(() => fs.mkdirSync(path.dirname(file), { recursive: true }))
+            const bytes = yield* Effect.scoped(Effect.gen(function*() {
+              const out = yield* Effect.acquireRelease(
+                Effect.sync(() => fs.createWriteStream(temporary)),
+                (stream) =>
+                  Effect.callback<void>((resume) => {
+                    stream.end(() => resume(Effect.void))
+                  })
+              )
+              let bytes = 0
+              yield* Stream.runForEach(body, (chunk) => {
+                bytes += chunk.byteLength
+                if (bytes > maxBytes) return Effect.fail(new ObjectTooLarge({ limit: maxBytes }))
+                return Effect.callback<void>((resume) => {
+                  if (out.write(chunk)) resume(Effect.void)
+                  else out.once("drain", () => resume(Effect.void))
+                })
               })
-          )
-          let bytes = 0
-          yield* Stream.runForEach(body, (chunk) => {
-            bytes += chunk.byteLength
-            if (bytes > maxBytes) return Effect.fail(new ObjectTooLarge({ limit: maxBytes }))
-            return Effect.callback<void>((resume) => {
-              if (out.write(chunk)) resume(Effect.void)
-              else out.once("drain", () => resume(Effect.void))
-            })
-          })
-          return { bytes }
-        }).pipe(
-          Effect.scoped,
-          Effect.tapError(() => Effect.sync(() => fs.rmSync(resolve(key), { force: true }))),
-          Effect.onInterrupt(() => Effect.sync(() => fs.rmSync(resolve(key), { force: true }))),
+              return bytes
+            }))
+            yield* publish(temporary, file, bytes)
+            return { bytes }
+          }).pipe(Effect.ensuring(cleanup))
+        })
+
+      const write = <E>(key: string, body: Stream.Stream<Uint8Array, E>, maxBytes: number) =>
+        stage(key, body, maxBytes, (temporary, file) => Effect.sync(() => fs.renameSync(temporary, file))).pipe(
           Effect.withSpan("MediaStorage.write")
         )
+
+      const writeOnce = <E>(key: string, body: Stream.Stream<Uint8Array, E>, exactBytes: number) =>
+        stage(key, body, exactBytes, (temporary, file, bytes): Effect.Effect<void, ObjectSizeMismatch | ObjectExists> => {
+          if (bytes !== exactBytes) return Effect.fail(new ObjectSizeMismatch({ expected: exactBytes, received: bytes }))
+          // link() never replaces: of two writers, the second finds the first's object.
+          return Effect.suspend(() => {
+            try {
+              fs.linkSync(temporary, file)
+              return Effect.void
+            } catch (error) {
+              if ((error as NodeJS.ErrnoException).code === "EEXIST") return Effect.fail(new ObjectExists({ key }))
+              return Effect.die(error)
+            }
+          })
+        }).pipe(Effect.withSpan("MediaStorage.writeOnce"))
 
       const localPath = Effect.fn("MediaStorage.localPath")(function*(key: string) {
         const file = resolve(key)
@@ -86,17 +159,80 @@ export class MediaStorage extends Context.Service<MediaStorage, {
         return fs.statSync(file).size
       })
 
+      const removeEmptyFolder = (folder: string) => {
+        if (fs.existsSync(folder) && fs.readdirSync(folder).length === 0) fs.rmdirSync(folder)
+      }
+
       const remove = Effect.fn("MediaStorage.remove")(function*(key: string) {
         yield* Effect.sync(() => {
           const file = resolve(key)
           fs.rmSync(file, { force: true })
           // Drop the job's folder once empty; keys are `jobs/<id>/<name>`.
-          const folder = path.dirname(file)
-          if (fs.existsSync(folder) && fs.readdirSync(folder).length === 0) fs.rmdirSync(folder)
+          removeEmptyFolder(path.dirname(file))
         })
       })
 
-      return MediaStorage.of({ write, localPath, prepare, size, remove })
+      /** Files below `folder` with their modification times; a file gone meanwhile is skipped. */
+      const filesBelow = (folder: string): Array<{ readonly file: string; readonly mtimeMs: number }> =>
+        fs.readdirSync(folder, { recursive: true, encoding: "utf8" }).flatMap((name) => {
+          const file = path.join(folder, name)
+          const stat = fs.statSync(file, { throwIfNoEntry: false })
+          return stat?.isFile() ? [{ file, mtimeMs: stat.mtimeMs }] : []
+        })
+
+      const ownerFolders = (): Array<OwnerFolder & { readonly absolute: string }> =>
+        (fs.existsSync(root) ? fs.readdirSync(root, { withFileTypes: true }) : [])
+          .filter((area) => area.isDirectory())
+          .flatMap((area) =>
+            fs.readdirSync(path.join(root, area.name), { withFileTypes: true })
+              .filter((owner) => owner.isDirectory())
+              .map((owner) => ({
+                folder: `${area.name}/${owner.name}`,
+                ownerId: owner.name,
+                absolute: path.join(root, area.name, owner.name)
+              }))
+          )
+
+      const sweepTemporaries = Effect.fn("MediaStorage.sweepTemporaries")(function*(olderThanMs: number) {
+        return yield* Effect.sync(() => {
+          const before = Date.now() - olderThanMs
+          let removed = 0
+          for (const owner of ownerFolders()) {
+            for (const { file, mtimeMs } of filesBelow(owner.absolute)) {
+              if (!temporaryName.test(file) || mtimeMs > before) continue
+              fs.rmSync(file, { force: true })
+              removed++
+            }
+            removeEmptyFolder(owner.absolute)
+          }
+          return removed
+        })
+      })
+
+      const idleOwnerFolders = Effect.fn("MediaStorage.idleOwnerFolders")(function*(olderThanMs: number) {
+        return yield* Effect.sync(() => {
+          const before = Date.now() - olderThanMs
+          return ownerFolders()
+            .filter((owner) => filesBelow(owner.absolute).every((entry) => entry.mtimeMs <= before))
+            .map(({ folder, ownerId }) => ({ folder, ownerId }))
+        })
+      })
+
+      const removeOwnerFolder = Effect.fn("MediaStorage.removeOwnerFolder")(function*(owner: OwnerFolder) {
+        yield* Effect.sync(() => fs.rmSync(resolve(owner.folder), { recursive: true, force: true }))
+      })
+
+      return MediaStorage.of({
+        write,
+        writeOnce,
+        localPath,
+        prepare,
+        size,
+        remove,
+        sweepTemporaries,
+        idleOwnerFolders,
+        removeOwnerFolder
+      })
     })
 
   static readonly layer = Layer.unwrap(

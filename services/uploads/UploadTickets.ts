@@ -43,6 +43,8 @@ export class UploadTickets extends Context.Service<UploadTickets, {
   create(ticket: NewTicket): Effect.Effect<UploadTicketRecord>
   get(jobId: JobId): Effect.Effect<Option.Option<UploadTicketRecord>>
   received(jobId: JobId, bytes: number): Effect.Effect<void>
+  /** Forgets received bytes (their object is gone), so the upload URL takes them again. */
+  reset(jobId: JobId): Effect.Effect<void>
   committed(jobId: JobId): Effect.Effect<void>
   /** Drops tickets never committed within their lifetime; returns their object keys. */
   readonly purgeAbandoned: Effect.Effect<ReadonlyArray<string>>
@@ -82,6 +84,12 @@ export class UploadTickets extends Context.Service<UploadTickets, {
         yield* sql`UPDATE upload_tickets SET received_bytes = ${bytes} WHERE job_id = ${jobId}`.pipe(Effect.orDie)
       })
 
+      const reset = Effect.fn("UploadTickets.reset")(function*(jobId: JobId) {
+        yield* sql`UPDATE upload_tickets SET received_bytes = NULL WHERE job_id = ${jobId} AND committed_at IS NULL`.pipe(
+          Effect.orDie
+        )
+      })
+
       const committed = Effect.fn("UploadTickets.committed")(function*(jobId: JobId) {
         const now = new Date(yield* Clock.currentTimeMillis)
         yield* sql`UPDATE upload_tickets SET committed_at = COALESCE(committed_at, ${now}) WHERE job_id = ${jobId}`.pipe(
@@ -96,7 +104,7 @@ export class UploadTickets extends Context.Service<UploadTickets, {
         return rows.map((row) => row.object_key)
       }).pipe(Effect.withSpan("UploadTickets.purgeAbandoned"))
 
-      return UploadTickets.of({ create, get, received, committed, purgeAbandoned })
+      return UploadTickets.of({ create, get, received, reset, committed, purgeAbandoned })
     })
   )
 }

@@ -17,6 +17,7 @@ import { publicBaseUrl } from "./PublicUrl.ts"
 import {
   KeyMismatch,
   NotFound,
+  UploadComplete,
   UploadExpired,
   UploadIncomplete,
   ValidationFailed
@@ -39,6 +40,9 @@ const canonical = (value: unknown): string =>
 
 const signedPayload = (jobId: string, objectKey: string, expires: number) => `upload:${jobId}:${objectKey}:${expires}`
 
+const uploadComplete = () =>
+  new UploadComplete({ error: "This upload already has all its bytes; they cannot be replaced. Commit it, or ask for a new ticket." })
+
 export const UploadHandlers = HttpApiBuilder.group(
   Api,
   "uploads",
@@ -50,6 +54,7 @@ export const UploadHandlers = HttpApiBuilder.group(
     const keys = yield* IdempotencyKeys
     const signer = yield* Signer
     const config = yield* AppConfig
+    const storage = yield* MediaStorage
 
     const ticketAnswer = (ticket: UploadTicketRecord, baseUrl: string, now: number) => {
       const expires = Math.floor(now / 1000) + uploadUrlLifetimeSeconds
@@ -144,6 +149,16 @@ export const UploadHandlers = HttpApiBuilder.group(
               received_bytes: null
             })
           }
+          if (!(yield* Effect.isSuccess(storage.size(ticket.object_key)))) {
+            // Lost after the PUT (removed from storage): the ticket takes the bytes again.
+            yield* tickets.reset(jobId)
+            return yield* new UploadIncomplete({
+              error: "The uploaded bytes are no longer stored: send them to upload_url again, then commit.",
+              code: "UPLOAD_MISSING",
+              expected_bytes: ticket.size_bytes,
+              received_bytes: null
+            })
+          }
           yield* intake.sniff(ticket.object_key)
           const duration = yield* intake.checkDuration(ticket.object_key)
           yield* admission.creditCheck(caller, duration, publicBaseUrl(config, request))
@@ -208,6 +223,7 @@ export const UploadTransferHandlers = HttpApiBuilder.group(
         if (ticket.committed_at !== null) {
           return yield* new UploadExpired({ error: "This upload was already committed; ask for a new ticket." })
         }
+        if (ticket.received_bytes !== null) return yield* uploadComplete()
         const mismatch = (received: number | null) =>
           new UploadIncomplete({
             error: `The ticket announced ${ticket.size_bytes} bytes` +
@@ -217,13 +233,14 @@ export const UploadTransferHandlers = HttpApiBuilder.group(
             received_bytes: received
           })
         const body = request.stream.pipe(Stream.mapError(() => mismatch(null)))
-        const { bytes } = yield* storage.write(ticket.object_key, body, ticket.size_bytes).pipe(
-          Effect.catchTag("ObjectTooLarge", () => Effect.fail(mismatch(null)))
+        // Stored only whole and only once: a PUT racing a finished one finds its object (409).
+        const { bytes } = yield* storage.writeOnce(ticket.object_key, body, ticket.size_bytes).pipe(
+          Effect.catchTags({
+            ObjectTooLarge: () => Effect.fail(mismatch(null)),
+            ObjectSizeMismatch: (error) => Effect.fail(mismatch(error.received)),
+            ObjectExists: () => Effect.andThen(tickets.received(jobId, ticket.size_bytes), Effect.fail(uploadComplete()))
+          })
         )
-        if (bytes !== ticket.size_bytes) {
-          yield* storage.remove(ticket.object_key)
-          return yield* mismatch(bytes)
-        }
         yield* tickets.received(jobId, bytes)
         return { object_key: ticket.object_key, received_bytes: bytes }
       }))

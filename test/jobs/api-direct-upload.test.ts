@@ -295,3 +295,44 @@ describe("direct upload refusals", () => {
     await expectError(await commit(owner.key, "not-a-uuid", { object_key: "x", options: {} }), 400, "BAD_ID")
   })
 })
+
+describe("a finished upload is immutable", () => {
+  it("answers a second PUT to a finished upload with 409 UPLOAD_COMPLETE, keeps the bytes, and the commit still works", async () => {
+    const bytes = tinyWav()
+    const { ticket } = await init(owner.key, { filename: "kept.wav", size_bytes: bytes.length })
+    expect((await put(ticket.upload_url, bytes)).status).toBe(200)
+    await expectError(await put(ticket.upload_url, bytes.subarray(0, 5)), 409, "UPLOAD_COMPLETE")
+    await expectError(await put(ticket.upload_url, bytes), 409, "UPLOAD_COMPLETE")
+    expect(Buffer.compare(fs.readFileSync(storedObject(ticket.object_key)), bytes)).toBe(0)
+    expect((await commit(owner.key, ticket.job_id, { object_key: ticket.object_key, options: ticket.options })).status).toBe(202)
+    expect((await waitForJob(server, owner.key, ticket.job_id)).status).toBe("done")
+  })
+
+  it("takes the bytes once from simultaneous PUTs: one 200, the others 409, the stored object whole", async () => {
+    const bytes = tinyWav()
+    const { ticket } = await init(owner.key, { filename: "raced.wav", size_bytes: bytes.length })
+    const statuses = await Promise.all(Array.from({ length: 6 }, () => put(ticket.upload_url, bytes).then((r) => r.status)))
+    expect(statuses.filter((status) => status === 200), JSON.stringify(statuses)).toHaveLength(1)
+    expect(statuses.filter((status) => status === 409)).toHaveLength(5)
+    expect(Buffer.compare(fs.readFileSync(storedObject(ticket.object_key)), bytes)).toBe(0)
+    // No write temporaries are left beside the object.
+    expect(fs.readdirSync(path.dirname(storedObject(ticket.object_key)))).toEqual([path.basename(ticket.object_key)])
+  })
+
+  it("answers a commit whose stored object is gone with 400 UPLOAD_MISSING, then takes the bytes again", async () => {
+    const bytes = tinyWav()
+    const { ticket } = await init(owner.key, { filename: "lost.wav", size_bytes: bytes.length })
+    expect((await put(ticket.upload_url, bytes)).status).toBe(200)
+    fs.rmSync(storedObject(ticket.object_key))
+    const body = await expectError(
+      await commit(owner.key, ticket.job_id, { object_key: ticket.object_key, options: ticket.options }),
+      400,
+      "UPLOAD_MISSING"
+    )
+    expect(body).toMatchObject({ expected_bytes: bytes.length, received_bytes: null })
+    await expectError(await request(server, "GET", `/v1/jobs/${ticket.job_id}`, owner.key), 404, "NOT_FOUND")
+    expect((await put(ticket.upload_url, bytes)).status).toBe(200)
+    expect((await commit(owner.key, ticket.job_id, { object_key: ticket.object_key, options: ticket.options })).status).toBe(202)
+    await waitForJob(server, owner.key, ticket.job_id)
+  })
+})

@@ -119,6 +119,12 @@ export class UploadIncomplete extends Schema.Error<UploadIncomplete>("UploadInco
   received_bytes: Schema.NullOr(Schema.Int)
 }, { httpApiStatus: 400 }) {}
 
+/** The upload already holds all its bytes: they are never replaced (commit them, or ask for a new ticket). */
+export class UploadComplete extends Schema.Error<UploadComplete>("UploadComplete")({
+  ...wire("UploadComplete"),
+  code: code("UPLOAD_COMPLETE")
+}, { httpApiStatus: 409 }) {}
+
 export class NotReady extends Schema.Error<NotReady>("NotReady")({
   ...wire("NotReady"),
   code: code("NOT_READY")

@@ -24,6 +24,7 @@ import {
   RateLimited,
   TierForbidden,
   UnsupportedMedia,
+  UploadComplete,
   UploadExpired,
   UploadIncomplete,
   ValidationFailed
@@ -185,7 +186,7 @@ export class UploadTransferApi extends HttpApiGroup.make("uploadTransfer")
       query: { expires: Schema.String, signature: Schema.String },
       payload: HttpApiSchema.StreamUint8Array({ contentType: "application/octet-stream" }),
       success: Schema.Struct({ object_key: Schema.String, received_bytes: Schema.Int }),
-      error: [...pathIdErrors, ValidationFailed, KeyMismatch, UploadExpired, UploadIncomplete, FileTooLarge, NotFound]
+      error: [...pathIdErrors, ValidationFailed, KeyMismatch, UploadExpired, UploadIncomplete, UploadComplete, FileTooLarge, NotFound]
     }).annotateMerge(OpenApi.annotations({
       summary: "Upload bytes to a ticket's signed URL",
       description: "Any content type is accepted; the body is streamed to storage."
