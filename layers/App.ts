@@ -63,6 +63,8 @@ import { ClipStore } from "../services/clips/ClipStore.ts"
 import { RenderClipTask } from "../services/clips/RenderClipTask.ts"
 import { ClipHandlers, ClipMediaHandlers } from "../src/http/ClipHandlers.ts"
 import { UploadHandlers, UploadTransferHandlers } from "../src/http/UploadHandlers.ts"
+import { McpRoutes } from "../src/http/McpHandlers.ts"
+import { OpenAiRoutes } from "../src/http/OpenAiTranscriptions.ts"
 
 /** Link fetching and webhook delivery share one address policy (`VERBATIM_FETCH_ALLOW`). */
 const FetchLayer = Layer.unwrap(
@@ -152,7 +154,10 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pi
   Layer.provide(ClipUseCasesLayer)
 )
 
-const Routes = Layer.mergeAll(ApiRoutes, HttpApiScalar.layer(Api, { path: "/docs" }), EdgeMiddleware)
+/** `/mcp` and the OpenAI-compatible route (Bearer key) call the same use cases as the REST handlers. */
+const BearerRoutes = Layer.mergeAll(McpRoutes, OpenAiRoutes).pipe(Layer.provide(UseCasesLayer))
+
+const Routes = Layer.mergeAll(ApiRoutes, BearerRoutes, HttpApiScalar.layer(Api, { path: "/docs" }), EdgeMiddleware)
 
 const HttpServerLayer = Layer.unwrap(
   AppConfig.useSync((config) => NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))

@@ -1,0 +1,208 @@
+/**
+ * `POST /v1/audio/transcriptions`, OpenAI's audio transcription API, so OpenAI SDKs and tools
+ * work unchanged against Verbatim. The key comes as `Authorization: Bearer` (on this route
+ * only). The request is an ordinary job (source `api`): the same media checks, credit check,
+ * concurrency cap and durable runner as `POST /v1/transcribe`; the handler only waits for
+ * the job to end and answers in the requested `response_format`. The job stays listed and is
+ * charged like any other; a client that hangs up does not stop it. Refusals use OpenAI's
+ * error body with Verbatim's HTTP status.
+ */
+import { Effect, Option, Schedule, Schema, Stream } from "effect"
+import { HttpRouter, HttpServerRequest, HttpServerResponse, type Multipart } from "effect/http"
+import { AppConfig } from "../../services/AppConfig.ts"
+import { Admission } from "../../services/intake/Admission.ts"
+import { fileTooLarge, MediaIntake, mediaKeys } from "../../services/intake/MediaIntake.ts"
+import type { JobRecord } from "../../services/jobs/JobRecord.ts"
+import { JobStore } from "../../services/jobs/JobStore.ts"
+import { MediaStorage } from "../../services/storage/MediaStorage.ts"
+import { TranscriptAccess } from "../../services/transcripts/TranscriptAccess.ts"
+import type { FileTooLarge } from "../contract/api/Errors.ts"
+import { maxFileBytes } from "../contract/api/JobsApi.ts"
+import type { AccountCaller } from "../contract/api/Security.ts"
+import { JobId } from "../contract/domain/Ids.ts"
+import { makeBearerAuth } from "./BearerAuth.ts"
+import { openAiError, renderedFormat, type ResponseFormat, responseFormats, verboseJson } from "./OpenAiFormats.ts"
+import { publicBaseUrl } from "./PublicUrl.ts"
+
+export const openAiTranscriptionsPath = "/v1/audio/transcriptions"
+
+/** A refusal of this adapter's own (bad form fields), already in OpenAI's terms. */
+export class OpenAiRefusal extends Schema.TaggedError<OpenAiRefusal>()("OpenAiRefusal", {
+  status: Schema.Number,
+  error: Schema.String,
+  code: Schema.String,
+  param: Schema.NullOr(Schema.String)
+}) {}
+
+const invalid = (param: string, error: string) => new OpenAiRefusal({ status: 400, error, code: "invalid_value", param })
+
+/** How often the waiting request looks at its job. */
+const pollEvery = "250 millis"
+
+interface Form {
+  readonly format: ResponseFormat
+  readonly language: string
+  readonly granularities: ReadonlySet<string>
+}
+
+/** The form fields (everything but `file`), checked as OpenAI does. `prompt` and `temperature` are accepted and not used. */
+const readForm = (fields: Record<string, Array<string>>) =>
+  Effect.gen(function*() {
+    const one = (name: string) => fields[name]?.[0]?.trim()
+    const model = one("model")
+    if (model === undefined || model === "") return yield* invalid("model", "you must provide a model parameter")
+    const format = (one("response_format") ?? "json") as ResponseFormat
+    if (!responseFormats.includes(format)) {
+      return yield* invalid("response_format", `response_format must be one of ${responseFormats.join(", ")}`)
+    }
+    const language = one("language") ?? "auto"
+    if (!/^(auto|[a-z]{2})$/.test(language)) return yield* invalid("language", "language must be an ISO-639-1 code such as en")
+    const temperature = one("temperature")
+    if (temperature !== undefined && !(Number(temperature) >= 0 && Number(temperature) <= 1)) {
+      return yield* invalid("temperature", "temperature must be a number between 0 and 1")
+    }
+    const granularities = new Set([...(fields["timestamp_granularities[]"] ?? []), ...(fields["timestamp_granularities"] ?? [])])
+    for (const value of granularities) {
+      if (value !== "segment" && value !== "word") {
+        return yield* invalid("timestamp_granularities[]", "timestamp_granularities[] takes segment and/or word")
+      }
+    }
+    return { format, language, granularities } satisfies Form
+  })
+
+/** A contract error's HTTP status (its class carries it). */
+const statusOf = (error: object) =>
+  ((error.constructor as { readonly ast?: { readonly annotations?: Record<string, unknown> } }).ast?.annotations?.[
+    "httpApiStatus"
+  ] as number | undefined) ?? 400
+
+const failedJob = (job: JobRecord) =>
+  new OpenAiRefusal({
+    status: job.retryable === true ? 503 : 400,
+    error: job.error ?? "The transcription failed.",
+    code: (job.error_code ?? "failed").toLowerCase(),
+    param: job.retryable === true ? null : "file"
+  })
+
+const handler = Effect.gen(function*() {
+  const authenticate = yield* makeBearerAuth
+  const config = yield* AppConfig
+  const admission = yield* Admission
+  const intake = yield* MediaIntake
+  const storage = yield* MediaStorage
+  const store = yield* JobStore
+  const transcripts = yield* TranscriptAccess
+
+  const waitForEnd = (id: JobId) =>
+    store.get(id).pipe(
+      Effect.flatMap(Option.match({
+        onNone: () => Effect.fail(new OpenAiRefusal({ status: 404, error: "The job was deleted.", code: "not_found", param: null })),
+        onSome: Effect.succeed
+      })),
+      Effect.repeat({ until: (job) => job.status === "done" || job.status === "failed", schedule: Schedule.spaced(pollEvery) })
+    )
+
+  const answer = (caller: AccountCaller, job: JobRecord, form: Form, base: string) =>
+    Effect.gen(function*() {
+      if (form.format === "json" || form.format === "verbose_json") {
+        if (job.locked) {
+          // The same refusal the REST result would give for a non-preview format.
+          yield* transcripts.read(caller, job, "txt", base)
+        }
+        const transcript = yield* transcripts.ready(job)
+        return HttpServerResponse.jsonUnsafe(
+          form.format === "json"
+            ? { text: transcript.text, usage: { type: "duration", seconds: Math.ceil(transcript.duration) } }
+            : verboseJson(transcript, form.granularities)
+        )
+      }
+      const read = yield* transcripts.read(caller, job, renderedFormat[form.format], base)
+      if (read._tag === "Preview") return yield* Effect.die("a preview is only offered as json")
+      return HttpServerResponse.uint8Array(read.rendered.body, { contentType: read.rendered.contentType })
+    })
+  return (request: HttpServerRequest.HttpServerRequest) =>
+    Effect.gen(function*() {
+      const caller = yield* authenticate(request)
+      if (Number(request.headers["content-length"] ?? 0) > maxFileBytes + 1024 * 1024) return yield* fileTooLarge()
+      if (!(request.headers["content-type"] ?? "").startsWith("multipart/form-data")) {
+        return yield* invalid("file", "send multipart/form-data with the recording in the part `file`")
+      }
+      const jobId = JobId.make(crypto.randomUUID())
+      const fields: Record<string, Array<string>> = {}
+      let file: { key: string; name: string; contentType: string; bytes: number } | undefined
+      const release = Effect.suspend(() => file === undefined ? Effect.void : storage.remove(file.key))
+
+      const onFile = Effect.fnUntraced(function*(part: Multipart.File) {
+        if (part.key !== "file" || file !== undefined) return yield* invalid(part.key, "send one recording, in the part `file`")
+        const extension = yield* intake.accept(part.name, part.contentType)
+        const key = mediaKeys.original(jobId, extension)
+        file = { key, name: part.name, contentType: part.contentType, bytes: 0 }
+        const { bytes } = yield* storage.write(key, part.content, maxFileBytes).pipe(
+          Effect.catchTag("ObjectTooLarge", () => Effect.fail(fileTooLarge()))
+        )
+        file = { ...file, bytes }
+        yield* intake.sniff(key)
+      })
+
+      const form = yield* Effect.gen(function*() {
+        yield* Stream.runForEach(request.multipartStream, (part) => {
+          if (part._tag === "Field") {
+            ;(fields[part.key] ??= []).push(part.value)
+            return Effect.void
+          }
+          return onFile(part as Multipart.File)
+        }).pipe(
+          Effect.catchTag("MultipartError", (error): Effect.Effect<never, FileTooLarge | OpenAiRefusal> =>
+            error.reason._tag === "FileTooLarge" || error.reason._tag === "BodyTooLarge"
+              ? Effect.fail(fileTooLarge())
+              : Effect.fail(invalid("file", "the multipart body could not be read")))
+        )
+        const form = yield* readForm(fields)
+        if (file === undefined) return yield* invalid("file", "you must provide a file parameter")
+        const duration = yield* intake.checkDuration(file.key)
+        yield* admission.creditCheck(caller, duration, publicBaseUrl(config, request))
+        return form
+      }).pipe(Effect.tapError(() => release))
+
+      const uploaded = file!
+      yield* admission.admit({
+        caller,
+        idempotency: undefined,
+        release,
+        job: {
+          id: jobId,
+          source: "api",
+          inputKind: "upload",
+          filename: uploaded.name,
+          objectKey: uploaded.key,
+          sizeBytes: uploaded.bytes,
+          contentType: uploaded.contentType,
+          inputUrl: null,
+          resolvedMedia: null,
+          language: form.language,
+          diarize: false,
+          wordTimestamps: form.granularities.has("word"),
+          webhookUrl: null
+        }
+      })
+      const job = yield* waitForEnd(jobId)
+      if (job.status === "failed") return yield* failedJob(job)
+      const response = yield* answer(caller, job, form, publicBaseUrl(config, request))
+      return HttpServerResponse.setHeader(response, "x-verbatim-job-id", jobId)
+    }).pipe(
+      Effect.catch((refused) => {
+        const problem = refused instanceof OpenAiRefusal
+          ? openAiError(refused.status, refused, refused.param)
+          : openAiError(statusOf(refused), refused, refused.code.startsWith("BAD_") || refused.code.startsWith("FILE_") ? "file" : null)
+        const response = HttpServerResponse.jsonUnsafe(problem.body, { status: problem.status })
+        const retryAfter = (refused as { readonly retry_after?: number }).retry_after
+        return Effect.succeed(
+          retryAfter === undefined ? response : HttpServerResponse.setHeader(response, "retry-after", String(Math.ceil(retryAfter)))
+        )
+      })
+    )
+})
+
+export const OpenAiRoutes = HttpRouter.use((router) =>
+  Effect.flatMap(handler, (handle) => router.add("POST", openAiTranscriptionsPath, handle))
+)

@@ -1,0 +1,182 @@
+/**
+ * `/mcp` over a real socket with the official MCP TypeScript SDK client: initialize (the
+ * SDK's newest revision and 2025-03-26), tools/list, tools/call for every tool (a link
+ * submitted through a local link server, transcribed by the stand-in pipeline and read in
+ * every text format; the balance), tool errors carrying the REST code and sentence,
+ * isolation between two accounts, and the HTTP-level refusals (no key, a bad key, a key in
+ * X-API-Key) with `WWW-Authenticate`.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { Effect, Exit, Scope } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { respond, startTestServer, type TestServer as LinkServer } from "../support/linkTestServer.ts"
+import { eventually } from "../support/jobsClient.ts"
+import { startServer, type TestServer } from "../support/server.ts"
+import { makeStandIn, tinyWav } from "../support/standInPipeline.ts"
+
+const scope = Effect.runSync(Scope.make())
+const standIn = makeStandIn({ delayMs: 100, steps: 1 })
+let server: TestServer
+let links: LinkServer
+let alice: string
+let bob: string
+const clients: Array<Client> = []
+
+const connect = async (key: string, protocolVersion?: string) => {
+  const client = new Client({ name: "verbatim-test", version: "1.0.0" })
+  const headers: Record<string, string> = { authorization: `Bearer ${key}` }
+  if (protocolVersion !== undefined) headers["mcp-protocol-version"] = protocolVersion
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers } }))
+  clients.push(client)
+  return client
+}
+
+interface CallResult {
+  readonly isError?: boolean
+  readonly structuredContent?: Record<string, unknown>
+  readonly content: Array<{ readonly type: string; readonly text?: string }>
+}
+
+const call = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
+  (await client.callTool({ name, arguments: args })) as unknown as CallResult
+
+const failureOf = (result: CallResult) => {
+  expect(result.isError).toBe(true)
+  return JSON.parse(result.content[0]!.text!) as { error: string; code: string }
+}
+
+beforeAll(async () => {
+  links = await Effect.runPromise(Scope.provide(scope)(startTestServer({
+    "/media/talk.wav": respond(200, { "content-type": "audio/wav" }, tinyWav({ text: "Hello from a link." }))
+  })))
+  server = await startServer("mcp", { fetchAllow: [`127.0.0.1:${links.port}`] }, { pipeline: standIn.layer })
+  alice = (await server.account()).key
+  bob = (await server.account()).key
+})
+
+afterAll(async () => {
+  for (const client of clients) await client.close()
+  await server?.close()
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+})
+
+describe("MCP endpoint", () => {
+  it("initializes and lists the tools with their contract schemas", async () => {
+    const client = await connect(alice)
+    expect(client.getServerVersion()?.name).toBe("verbatim")
+    const { tools } = await client.listTools()
+    expect(tools.map((tool) => tool.name).sort()).toEqual(["balance", "job_status", "list_jobs", "submit_link", "transcript"])
+    const submit = tools.find((tool) => tool.name === "submit_link")!
+    expect(submit.inputSchema.required).toEqual(["url"])
+    expect(Object.keys(submit.inputSchema.properties ?? {})).toEqual(["url", "language", "diarize", "word_timestamps"])
+  })
+
+  it("speaks protocol 2025-03-26 as well", async () => {
+    const response = await fetch(`${server.url}/mcp`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${alice}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-03-26", capabilities: {}, clientInfo: { name: "old", version: "0" } }
+      })
+    })
+    expect(response.status).toBe(200)
+    const text = await response.text()
+    expect(text).toContain("\"protocolVersion\":\"2025-03-26\"")
+  })
+
+  it("submits a link, follows the job and reads the transcript in every text format", async () => {
+    const client = await connect(alice)
+    const submitted = await call(client, "submit_link", { url: `${links.origin}/media/talk.wav` })
+    expect(submitted.isError).toBeFalsy()
+    const jobId = submitted.structuredContent!["job_id"] as string
+    expect(submitted.structuredContent!["status"]).toBe("queued")
+
+    const done = await eventually(async () => {
+      const status = await call(client, "job_status", { job_id: jobId })
+      return status.structuredContent!["status"] === "done" ? status.structuredContent! : undefined
+    }, "the job to finish", 20_000)
+    expect(done["source"]).toBe("url")
+
+    const json = await call(client, "transcript", { job_id: jobId })
+    expect(json.structuredContent!["preview"]).toBe(false)
+    expect(JSON.parse(json.structuredContent!["text"] as string).text).toContain("Hello from a link.")
+    for (const format of ["txt", "srt", "vtt"]) {
+      const read = await call(client, "transcript", { job_id: jobId, format })
+      expect(read.structuredContent!["format"]).toBe(format)
+      expect(read.structuredContent!["text"]).toContain("Hello from a link.")
+    }
+    expect((await call(client, "transcript", { job_id: jobId, format: "srt" })).structuredContent!["text"]).toMatch(/00:00:00,000 -->/)
+
+    const listed = await call(client, "list_jobs", { limit: 5 })
+    expect((listed.structuredContent!["jobs"] as Array<{ job_id: string }>).map((job) => job.job_id)).toContain(jobId)
+
+    const balance = await call(client, "balance")
+    expect(balance.isError).toBeFalsy()
+    expect(typeof balance.structuredContent!["daily_allowance_minutes"]).toBe("number")
+    expect(balance.structuredContent!["minutes_today"]).toBeGreaterThan(0)
+  })
+
+  it("keeps accounts apart: another account's job is NOT_FOUND, and its list is its own", async () => {
+    const a = await connect(alice)
+    const b = await connect(bob)
+    const submitted = await call(a, "submit_link", { url: `${links.origin}/media/talk.wav` })
+    const jobId = submitted.structuredContent!["job_id"] as string
+    const stranger = failureOf(await call(b, "job_status", { job_id: jobId }))
+    expect(stranger.code).toBe("NOT_FOUND")
+    expect(failureOf(await call(b, "transcript", { job_id: jobId })).code).toBe("NOT_FOUND")
+    const listed = await call(b, "list_jobs")
+    expect(listed.structuredContent!["jobs"]).toEqual([])
+  })
+
+  it("returns the REST code and sentence as the tool error", async () => {
+    const client = await connect(alice)
+    const refused = failureOf(await call(client, "submit_link", { url: "not a link at all" }))
+    expect(refused.code).toBe("BAD_URL")
+    expect(refused.error.length).toBeGreaterThan(10)
+    const missing = failureOf(await call(client, "transcript", { job_id: crypto.randomUUID() }))
+    expect(missing).toMatchObject({ code: "NOT_FOUND" })
+    // Parameters that do not match the contract Schema never reach the service.
+    const malformed = await call(client, "job_status", { job_id: "nope" })
+    expect(malformed.isError).toBe(true)
+    expect(malformed.content[0]!.text).toContain("Expected a UUID")
+  })
+
+  it("refuses a submit the balance cannot pay for with NO_CREDITS and a checkout link", async () => {
+    const broke = (await server.account(undefined, { minutes: 0 })).key
+    const client = await connect(broke)
+    const refused = failureOf(await call(client, "submit_link", { url: `${links.origin}/media/talk.wav` })) as {
+      code: string
+      checkout_url?: string
+    }
+    expect(refused.code).toBe("NO_CREDITS")
+    expect(refused.checkout_url).toMatch(/\/checkout\//)
+  })
+
+  it("refuses requests without a usable Bearer key at the HTTP level", async () => {
+    const post = (headers: Record<string, string>) =>
+      fetch(`${server.url}/mcp`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" })
+      })
+    const none = await post({})
+    expect(none.status).toBe(401)
+    expect(none.headers.get("www-authenticate")).toMatch(/^Bearer /)
+    expect(await none.json()).toMatchObject({ code: "MISSING_API_KEY" })
+
+    const wrongPlace = await post({ "x-api-key": alice })
+    expect(wrongPlace.status).toBe(401)
+    expect(((await wrongPlace.json()) as { error: string }).error).toContain("Authorization: Bearer")
+
+    const bad = await post({ authorization: "Bearer vb_not_a_real_key" })
+    expect(bad.status).toBe(401)
+    expect(bad.headers.get("www-authenticate")).toContain("invalid_token")
+    expect(await bad.json()).toMatchObject({ code: "INVALID_API_KEY" })
+
+    await expect(connect("vb_not_a_real_key")).rejects.toThrow()
+  })
+})
