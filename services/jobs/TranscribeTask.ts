@@ -62,126 +62,126 @@ export const givenUpFailure: Record<GiveUpReason, Failure> = {
 
 /** The `transcribe` handler; `concurrency` is the process's `VERBATIM_WORKERS`, limits from AppConfig. */
 export const TranscribeTask = Effect.gen(function*() {
-    const store = yield* JobRuns
-    const storage = yield* MediaStorage
-    const resolver = yield* LinkResolver
-    const transcriber = yield* Transcriber
-    const tasks = yield* Tasks
-    const config = yield* AppConfig
+  const store = yield* JobRuns
+  const storage = yield* MediaStorage
+  const resolver = yield* LinkResolver
+  const transcriber = yield* Transcriber
+  const tasks = yield* Tasks
+  const config = yield* AppConfig
 
-    /** The media file of this run: the upload, or the link downloaded into storage. */
-    const mediaPath = Effect.fnUntraced(function*(job: JobRecord, token: string) {
-      if (job.object_key !== null) {
-        return yield* storage.localPath(job.object_key).pipe(
-          Effect.mapError(() =>
-            new RunFailure({ code: "SERVICE_ERROR", error: "The uploaded file is missing from storage.", retryable: false })
-          )
+  /** The media file of this run: the upload, or the link downloaded into storage. */
+  const mediaPath = Effect.fnUntraced(function*(job: JobRecord, token: string) {
+    if (job.object_key !== null) {
+      return yield* storage.localPath(job.object_key).pipe(
+        Effect.mapError(() =>
+          new RunFailure({ code: "SERVICE_ERROR", error: "The uploaded file is missing from storage.", retryable: false })
         )
-      }
-      const resolved = job.resolved_media
-      if (resolved === null) {
-        return yield* new RunFailure({ code: "SERVICE_ERROR", error: "The job has neither a file nor a link.", retryable: false })
-      }
-      const key = `jobs/${job.id}/download`
-      const path = yield* storage.prepare(key)
-      const downloaded = yield* resolver.download(resolved, path).pipe(
-        Effect.mapError((failed) => new RunFailure({ code: failed.code, error: failed.message, retryable: failed.retryable }))
       )
-      yield* store.attachMedia(job.id, token, {
-        objectKey: key,
-        sizeBytes: downloaded.bytes,
-        contentType: downloaded.contentType ?? null
-      })
-      return path
+    }
+    const resolved = job.resolved_media
+    if (resolved === null) {
+      return yield* new RunFailure({ code: "SERVICE_ERROR", error: "The job has neither a file nor a link.", retryable: false })
+    }
+    const key = `jobs/${job.id}/download`
+    const path = yield* storage.prepare(key)
+    const downloaded = yield* resolver.download(resolved, path).pipe(
+      Effect.mapError((failed) => new RunFailure({ code: failed.code, error: failed.message, retryable: failed.retryable }))
+    )
+    yield* store.attachMedia(job.id, token, {
+      objectKey: key,
+      sizeBytes: downloaded.bytes,
+      contentType: downloaded.contentType ?? null
     })
-
-    const runOnce = Effect.fnUntraced(function*(job: JobRecord, token: string, task: TaskRun) {
-      let lastBeat = 0
-      const beat = (progress: number, facts: { readonly durationSeconds?: number }) =>
-        Effect.gen(function*() {
-          const now = yield* Clock.currentTimeMillis
-          if (now - lastBeat < heartbeatEveryMs && facts.durationSeconds === undefined) return
-          lastBeat = now
-          const alive = yield* store.heartbeat(job.id, token, Math.min(99, progress), {
-            ...(facts.durationSeconds === undefined ? {} : { audioDurationSeconds: facts.durationSeconds })
-          })
-          if (!alive || !(yield* task.heartbeat)) return yield* new RunLost()
-        })
-
-      const path = yield* mediaPath(job, token)
-      yield* beat(1, {})
-      return yield* transcriber.transcribe(
-        {
-          path,
-          language: job.language_requested,
-          wordTimestamps: job.word_timestamps,
-          maxSeconds: job.account_id === null ? previewSeconds : undefined
-        },
-        // Progress reports cannot fail; a lost run travels up as a defect and is recognised below.
-        (progress, facts) => Effect.orDie(beat(progress, facts))
-      ).pipe(
-        Effect.catchTags({
-          NoAudioInFile: (e) =>
-            Effect.fail(new RunFailure({ code: "NO_AUDIO", error: `The file has no usable audio: ${e.reason}.`, retryable: false })),
-          TranscriptionFailed: (e) =>
-            Effect.fail(
-              new RunFailure({ code: "SERVICE_ERROR", error: `Transcription failed: ${e.reason}.`, retryable: true })
-            )
-        })
-      )
-    })
-
-    const run = Effect.fn("TranscribeTask.run")(function*(task: TaskRun) {
-      const claimed = yield* store.claim(task.jobId)
-      if (Option.isNone(claimed)) return
-      const { job, token } = claimed.value
-      const outcome = yield* runOnce(job, token, task).pipe(
-        Effect.map((result) => ({ _tag: "Done" as const, result })),
-        Effect.catchCause((cause): Effect.Effect<{ readonly _tag: "Lost" } | RunFailure> => {
-          if (lostIn(cause)) return Effect.succeed({ _tag: "Lost" as const })
-          const failed = cause.reasons.find((reason) => reason._tag === "Fail")
-          if (failed?._tag === "Fail" && failed.error instanceof RunFailure) return Effect.succeed(failed.error)
-          if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
-          return Effect.as(
-            Effect.logError("job run failed unexpectedly", cause),
-            new RunFailure({
-              code: "SERVICE_ERROR",
-              error: "The service failed while transcribing; retrying can succeed.",
-              retryable: true
-            })
-          )
-        })
-      )
-      if (outcome._tag === "Lost") return
-      if (outcome._tag !== "Done") {
-        yield* store.fail(job.id, token, { code: outcome.code, error: outcome.error, retryable: outcome.retryable })
-        return
-      }
-      const result = {
-        transcript: outcome.result.transcript,
-        audioDurationSeconds: outcome.result.durationSeconds,
-        language: outcome.result.language,
-        speechDetected: outcome.result.speechDetected,
-        speechRatio: outcome.result.speechRatio
-      }
-      if (job.diarize && task.isRegistered("diarize")) {
-        const next = yield* store.handOff(job.id, token, result, "diarize")
-        if (Option.isSome(next)) yield* tasks.send(next.value)
-        return
-      }
-      yield* store.complete(job.id, token, result)
-    })
-
-    const giveUp = Effect.fn("TranscribeTask.giveUp")(function*(task: { readonly jobId: JobId }, reason: GiveUpReason) {
-      yield* store.fail(task.jobId, null, givenUpFailure[reason])
-    })
-
-    return {
-      kind: "transcribe",
-      concurrency: config.workers,
-      timeout: Duration.seconds(config.jobTimeoutSeconds),
-      stallAfter: Duration.seconds(config.jobStallSeconds),
-      run,
-      giveUp
-    } satisfies TaskHandler
+    return path
   })
+
+  const runOnce = Effect.fnUntraced(function*(job: JobRecord, token: string, task: TaskRun) {
+    let lastBeat = 0
+    const beat = (progress: number, facts: { readonly durationSeconds?: number }) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        if (now - lastBeat < heartbeatEveryMs && facts.durationSeconds === undefined) return
+        lastBeat = now
+        const alive = yield* store.heartbeat(job.id, token, Math.min(99, progress), {
+          ...(facts.durationSeconds === undefined ? {} : { audioDurationSeconds: facts.durationSeconds })
+        })
+        if (!alive || !(yield* task.heartbeat)) return yield* new RunLost()
+      })
+
+    const path = yield* mediaPath(job, token)
+    yield* beat(1, {})
+    return yield* transcriber.transcribe(
+      {
+        path,
+        language: job.language_requested,
+        wordTimestamps: job.word_timestamps,
+        maxSeconds: job.account_id === null ? previewSeconds : undefined
+      },
+      // Progress reports cannot fail; a lost run travels up as a defect and is recognised below.
+      (progress, facts) => Effect.orDie(beat(progress, facts))
+    ).pipe(
+      Effect.catchTags({
+        NoAudioInFile: (e) =>
+          Effect.fail(new RunFailure({ code: "NO_AUDIO", error: `The file has no usable audio: ${e.reason}.`, retryable: false })),
+        TranscriptionFailed: (e) =>
+          Effect.fail(
+            new RunFailure({ code: "SERVICE_ERROR", error: `Transcription failed: ${e.reason}.`, retryable: true })
+          )
+      })
+    )
+  })
+
+  const run = Effect.fn("TranscribeTask.run")(function*(task: TaskRun) {
+    const claimed = yield* store.claim(task.jobId)
+    if (Option.isNone(claimed)) return
+    const { job, token } = claimed.value
+    const outcome = yield* runOnce(job, token, task).pipe(
+      Effect.map((result) => ({ _tag: "Done" as const, result })),
+      Effect.catchCause((cause): Effect.Effect<{ readonly _tag: "Lost" } | RunFailure> => {
+        if (lostIn(cause)) return Effect.succeed({ _tag: "Lost" as const })
+        const failed = cause.reasons.find((reason) => reason._tag === "Fail")
+        if (failed?._tag === "Fail" && failed.error instanceof RunFailure) return Effect.succeed(failed.error)
+        if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
+        return Effect.as(
+          Effect.logError("job run failed unexpectedly", cause),
+          new RunFailure({
+            code: "SERVICE_ERROR",
+            error: "The service failed while transcribing; retrying can succeed.",
+            retryable: true
+          })
+        )
+      })
+    )
+    if (outcome._tag === "Lost") return
+    if (outcome._tag !== "Done") {
+      yield* store.fail(job.id, token, { code: outcome.code, error: outcome.error, retryable: outcome.retryable })
+      return
+    }
+    const result = {
+      transcript: outcome.result.transcript,
+      audioDurationSeconds: outcome.result.durationSeconds,
+      language: outcome.result.language,
+      speechDetected: outcome.result.speechDetected,
+      speechRatio: outcome.result.speechRatio
+    }
+    if (job.diarize && task.isRegistered("diarize")) {
+      const next = yield* store.handOff(job.id, token, result, "diarize")
+      if (Option.isSome(next)) yield* tasks.send(next.value)
+      return
+    }
+    yield* store.complete(job.id, token, result)
+  })
+
+  const giveUp = Effect.fn("TranscribeTask.giveUp")(function*(task: { readonly jobId: JobId }, reason: GiveUpReason) {
+    yield* store.fail(task.jobId, null, givenUpFailure[reason])
+  })
+
+  return {
+    kind: "transcribe",
+    concurrency: config.workers,
+    timeout: Duration.seconds(config.jobTimeoutSeconds),
+    stallAfter: Duration.seconds(config.jobStallSeconds),
+    run,
+    giveUp
+  } satisfies TaskHandler
+})
