@@ -7,7 +7,7 @@
  *
  * How the emscripten build is made to run in Node: it is compiled for browser workers
  * (ENVIRONMENT_IS_WORKER), so it reads `self.location.href` at load and its WORKERFS reads Blob
- * slices through `FileReaderSync`. Both are provided here: `self` with this file's URL, and a
+ * slices through `FileReaderSync`. Both are provided by wasmCoreInWorker.ts: `self` with a file URL, and a
  * FileReaderSync whose "blobs" are byte ranges of a file descriptor read with `fs.readSync`.
  * The input file is therefore mounted read-only at /in/input and read on demand from disk — it
  * is never copied into the WASM heap (MEMFS), so input size is not bounded by wasm memory.
@@ -28,6 +28,7 @@
  */
 import * as fs from "node:fs"
 import { parentPort, workerData } from "node:worker_threads"
+import { fileBlob, loadCore } from "./wasmCoreInWorker.ts"
 
 export interface WorkerInput {
   readonly wasmModule: WebAssembly.Module
@@ -58,13 +59,6 @@ interface FfmpegCore {
   ffprobe(...args: Array<string>): number
 }
 
-/** A byte range of an open file, standing in for a Blob slice. */
-interface FileRange {
-  readonly fd: number
-  readonly start: number
-  readonly size: number
-}
-
 const input = workerData as WorkerInput
 const port = parentPort!
 const control = new Int32Array(input.control)
@@ -73,41 +67,8 @@ const post = (message: WorkerMessage, transfer?: Array<ArrayBuffer>) => port.pos
 
 const run = async () => {
   const fd = fs.openSync(input.inputPath, "r")
-  const size = fs.fstatSync(fd).size
-  const blob = {
-    size,
-    slice: (start: number, end: number): FileRange => ({ fd, start, size: Math.max(0, Math.min(end, size) - start) })
-  }
-  Object.assign(globalThis, {
-    self: { location: { href: import.meta.url } },
-    FileReaderSync: class {
-      readAsArrayBuffer(range: FileRange): ArrayBuffer {
-        const bytes = new Uint8Array(range.size)
-        let read = 0
-        while (read < range.size) {
-          const n = fs.readSync(range.fd, bytes, read, range.size - read, range.start + read)
-          if (n === 0) break
-          read += n
-        }
-        return bytes.buffer
-      }
-    }
-  })
-
-  // The package ships no types; the specifier is a variable so TypeScript does not look for them.
-  const corePackage = "@ffmpeg/core"
-  const { default: createCore } = (await import(corePackage)) as {
-    default: (opts: unknown) => Promise<FfmpegCore>
-  }
-  const core = await createCore({
-    instantiateWasm: (
-      imports: WebAssembly.Imports,
-      receive: (instance: WebAssembly.Instance, module: WebAssembly.Module) => void
-    ) => {
-      void WebAssembly.instantiate(input.wasmModule, imports).then((instance) => receive(instance, input.wasmModule))
-      return {}
-    }
-  })
+  const blob = fileBlob(fd)
+  const core = await loadCore<FfmpegCore>(input.wasmModule)
 
   const FS = core.FS
   FS.mkdir("/in")

@@ -4,7 +4,7 @@
  * synchronous and cannot be interrupted from inside).
  *
  * Files: the source is mounted read-only at /in/input through WORKERFS, read on demand from
- * disk with `fs.readSync` (never copied whole into memory); the fonts and the caption script
+ * disk (see wasmCoreInWorker.ts; never copied whole into memory); the fonts and the caption script
  * are written to MEMFS (/fonts, /work/captions.ass), since the build has libass and freetype
  * but no system fonts; the mp4 is written to MEMFS (/out.mp4: `+faststart` rewrites the file,
  * so it must be seekable) and copied to `outputPath` on disk when ffmpeg returns. Progress is
@@ -12,6 +12,7 @@
  */
 import * as fs from "node:fs"
 import { parentPort, workerData } from "node:worker_threads"
+import { fileBlob, loadCore } from "../media/wasmCoreInWorker.ts"
 import { progressSeconds } from "./RenderPlan.ts"
 
 export interface RenderWorkerInput {
@@ -42,53 +43,16 @@ interface FfmpegCore {
   ffprobe(...args: Array<string>): number
 }
 
-interface FileRange {
-  readonly fd: number
-  readonly start: number
-  readonly size: number
-}
-
 const input = workerData as RenderWorkerInput
 const port = parentPort!
 const post = (message: RenderWorkerMessage) => port.postMessage(message)
 
 const run = async () => {
   const fd = fs.openSync(input.inputPath, "r")
-  const size = fs.fstatSync(fd).size
-  // The emscripten build targets browser workers: it wants `self.location` and a
-  // FileReaderSync for WORKERFS; "blobs" here are byte ranges of the open file.
-  Object.assign(globalThis, {
-    self: { location: { href: import.meta.url } },
-    FileReaderSync: class {
-      readAsArrayBuffer(range: FileRange): ArrayBuffer {
-        const bytes = new Uint8Array(range.size)
-        let read = 0
-        while (read < range.size) {
-          const n = fs.readSync(range.fd, bytes, read, range.size - read, range.start + read)
-          if (n === 0) break
-          read += n
-        }
-        return bytes.buffer
-      }
-    }
-  })
-  const corePackage = "@ffmpeg/core"
-  const { default: createCore } = (await import(corePackage)) as { default: (opts: unknown) => Promise<FfmpegCore> }
-  const core = await createCore({
-    instantiateWasm: (
-      imports: WebAssembly.Imports,
-      receive: (instance: WebAssembly.Instance, module: WebAssembly.Module) => void
-    ) => {
-      void WebAssembly.instantiate(input.wasmModule, imports).then((instance) => receive(instance, input.wasmModule))
-      return {}
-    }
-  })
+  const blob = fileBlob(fd)
+  const core = await loadCore<FfmpegCore>(input.wasmModule)
   const FS = core.FS
   FS.mkdir("/in")
-  const blob = {
-    size,
-    slice: (start: number, end: number): FileRange => ({ fd, start, size: Math.max(0, Math.min(end, size) - start) })
-  }
   FS.mount(FS.filesystems.WORKERFS, { blobs: [{ name: "input", data: blob }] }, "/in")
 
   const stderr: Array<string> = []
