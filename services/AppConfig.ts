@@ -48,6 +48,8 @@ export interface AppConfigShape {
   readonly jobStallSeconds: number
   /** A job processing longer than this ends PROCESSING_TIMEOUT. */
   readonly jobTimeoutSeconds: number
+  /** Upload temporaries and media folders with no job or ticket are removed once idle this long. */
+  readonly uploadOrphanSeconds: number
   /** Who confirms payments: `builtin` (the operator, admin CLI) or `paddle` (signed webhooks). */
   readonly paymentProvider: "builtin" | "paddle"
   readonly paddleWebhookSecret: Option.Option<Redacted.Redacted>
@@ -78,6 +80,7 @@ export const knownVariables: ReadonlyArray<string> = [
   "VERBATIM_ENCODER",
   "VERBATIM_JOB_STALL_SECONDS",
   "VERBATIM_JOB_TIMEOUT_SECONDS",
+  "VERBATIM_UPLOAD_ORPHAN_SECONDS",
   "VERBATIM_PAYMENT_PROVIDER",
   "VERBATIM_PADDLE_WEBHOOK_SECRET"
 ]
@@ -125,6 +128,7 @@ const config = Config.all({
   encoder: Config.Literals(["auto", "fp32", "q8"], "VERBATIM_ENCODER").pipe(Config.withDefault("auto" as const)),
   jobStallSeconds: positiveInt("VERBATIM_JOB_STALL_SECONDS", 600),
   jobTimeoutSeconds: positiveInt("VERBATIM_JOB_TIMEOUT_SECONDS", 6 * 3600),
+  uploadOrphanSeconds: positiveInt("VERBATIM_UPLOAD_ORPHAN_SECONDS", 3600),
   paymentProvider: Config.Literals(["builtin", "paddle"], "VERBATIM_PAYMENT_PROVIDER").pipe(
     Config.withDefault("builtin" as const)
   ),

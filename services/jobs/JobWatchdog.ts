@@ -9,6 +9,7 @@
  * processes may run this at once.
  */
 import { Duration, Effect, Layer, Schedule } from "effect"
+import { sweepMediaOrphans } from "../storage/MediaOrphans.ts"
 import { MediaStorage } from "../storage/MediaStorage.ts"
 import { UploadTickets } from "../uploads/UploadTickets.ts"
 import { JobEventFeed } from "../work/JobEventFeed.ts"
@@ -25,10 +26,11 @@ export const sweep = Effect.gen(function*() {
   const purged = yield* store.purgeExpired
   const abandoned = yield* tickets.purgeAbandoned
   yield* Effect.forEach([...purged, ...abandoned], (key) => storage.remove(key), { discard: true })
+  const media = yield* sweepMediaOrphans
   const tasks = yield* (yield* TaskStore).purgeOrphans
   const messages = yield* (yield* MessageCleanup).run()
   const events = yield* (yield* JobEventFeed).trim
-  return { stuck, purged: purged.length, abandonedUploads: abandoned.length, tasks, messages, events }
+  return { stuck, purged: purged.length, abandonedUploads: abandoned.length, media, tasks, messages, events }
 }).pipe(Effect.withSpan("JobWatchdog.sweep"))
 
 export const JobWatchdogLayer = Layer.effectDiscard(

@@ -9,7 +9,7 @@
  * mid-upload leaves only a temporary, which `sweepTemporaries` removes once it is older than
  * a bound (an upload in progress touches its temporary with every chunk).
  */
-import { Context, Effect, Layer, Schema, Stream } from "effect"
+import { Clock, Context, Effect, Layer, Schema, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -194,8 +194,8 @@ export class MediaStorage extends Context.Service<MediaStorage, {
           )
 
       const sweepTemporaries = Effect.fn("MediaStorage.sweepTemporaries")(function*(olderThanMs: number) {
+        const before = (yield* Clock.currentTimeMillis) - olderThanMs
         return yield* Effect.sync(() => {
-          const before = Date.now() - olderThanMs
           let removed = 0
           for (const owner of ownerFolders()) {
             for (const { file, mtimeMs } of filesBelow(owner.absolute)) {
@@ -210,12 +210,12 @@ export class MediaStorage extends Context.Service<MediaStorage, {
       })
 
       const idleOwnerFolders = Effect.fn("MediaStorage.idleOwnerFolders")(function*(olderThanMs: number) {
-        return yield* Effect.sync(() => {
-          const before = Date.now() - olderThanMs
-          return ownerFolders()
+        const before = (yield* Clock.currentTimeMillis) - olderThanMs
+        return yield* Effect.sync(() =>
+          ownerFolders()
             .filter((owner) => filesBelow(owner.absolute).every((entry) => entry.mtimeMs <= before))
             .map(({ folder, ownerId }) => ({ folder, ownerId }))
-        })
+        )
       })
 
       const removeOwnerFolder = Effect.fn("MediaStorage.removeOwnerFolder")(function*(owner: OwnerFolder) {
