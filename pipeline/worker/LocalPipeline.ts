@@ -1,10 +1,12 @@
 /**
- * The speech pipeline built in the current thread from plain options: `Transcriber` on the real
- * parts plus `MediaDecoder`. The pipeline worker builds exactly this inside itself; the CLI may use
+ * The speech pipeline built in the current thread from plain options: `Transcriber` and
+ * `FileDiarizer` on the real parts plus `MediaDecoder`. The pipeline worker builds exactly this inside itself; the CLI may use
  * it directly. Models load on first use, not when the layer is built.
  */
 import { Layer } from "effect"
 import * as path from "node:path"
+import { Diarizer } from "../diarize/Diarizer.ts"
+import { FileDiarizer } from "../diarize/FileDiarizer.ts"
 import { MediaDecoder } from "../media/MediaDecoder.ts"
 import { type DownloadProgress, ModelRegistry } from "../models/ModelRegistry.ts"
 import { OnnxRuntime } from "../onnx/OnnxRuntime.ts"
@@ -27,12 +29,18 @@ export const modelRegistryLayer = (options: Pick<PipelineOptions, "modelsDir" | 
   })
 
 export const localPipeline = (options: PipelineOptions) => {
+  const onnx = OnnxRuntime.layer({ threads: options.threads, idleUnloadMs: options.idleUnloadMs })
   const whisper = Whisper.layer({ defaultModel: options.model }).pipe(
-    Layer.provide(OnnxRuntime.layer({ threads: options.threads, idleUnloadMs: options.idleUnloadMs })),
+    Layer.provide(onnx),
     Layer.provide(modelRegistryLayer(options))
   )
-  return TranscriberLive({ model: options.model, encoder: options.encoder }).pipe(
-    Layer.provide([whisper, VoiceActivity.layer()]),
+  // The voice encoder loads on the first diarization (from `modelsDir/voice-encoder`).
+  const diarizer = Diarizer.layer({ modelsDir: path.resolve(options.modelsDir) }).pipe(Layer.provide(onnx))
+  return Layer.mergeAll(
+    TranscriberLive({ model: options.model, encoder: options.encoder }).pipe(Layer.provide(whisper)),
+    FileDiarizer.layer.pipe(Layer.provide(diarizer))
+  ).pipe(
+    Layer.provide(VoiceActivity.layer()),
     Layer.provideMerge(MediaDecoder.layer({ backend: options.decoder }))
   )
 }

@@ -8,11 +8,16 @@
  * pipeline's session idle-unload time) the worker is ended, which gives back its sessions and its
  * own heap (measured: ≈ 150 MB of RSS beyond the sessions); the next call starts a new one.
  * Supervision: a worker that crashes or exits fails every call in flight with `WorkerLost` and is
- * forgotten; the next call starts a fresh one. Interrupting a call sends `Cancel` and waits for the
- * worker to confirm; a worker that does not confirm within `cancelGraceMs` is terminated. Closing
- * the layer's scope terminates the worker.
+ * forgotten; the next call starts a fresh one. A call that ends before its answer (interrupted, or
+ * `onProgress` failed) sends `Cancel` and waits for the worker to confirm; a worker that does not
+ * confirm within `cancelGraceMs` is retired. Closing the layer's scope retires the worker.
+ *
+ * Retiring asks the worker to exit (`Exit`, handled between two steps of its work) and terminates
+ * it only if it is still there `killAfterMs` later. Never `terminate()` first: terminating while
+ * the worker is inside a synchronous onnxruntime `run` aborts the whole process (the binding throws
+ * a C++ exception into the torn-down environment: SIGABRT, seen here when it was tried).
  */
-import { Context, Effect, Exit, Layer, Queue, Schema } from "effect"
+import { Context, Effect, Layer, Queue, Schema } from "effect"
 import { Worker } from "node:worker_threads"
 import {
   type FromWorker,
@@ -37,6 +42,8 @@ export interface PipelineWorkerOptions {
   readonly pipeline: PipelineOptions
   /** How long an interrupted call waits for the worker to confirm before terminating it (default 10 s). */
   readonly cancelGraceMs?: number
+  /** How long a retired worker has to exit by itself before it is terminated (default 30 s). */
+  readonly killAfterMs?: number
   /** Idle time after which the worker is ended (default `pipeline.idleUnloadMs`). */
   readonly idleExitMs?: number
   /** Tests only: faults injected in the worker (Protocol.ts). */
@@ -52,6 +59,15 @@ interface Running {
   fatal: string | undefined
   gone: boolean
   idleTimer: ReturnType<typeof setTimeout> | undefined
+  readonly exited: Promise<void>
+}
+
+/** One call in flight; `settled` once the worker's final answer was read. */
+interface Call {
+  readonly id: number
+  readonly queue: Queue.Queue<Reply>
+  readonly running: Running
+  settled: boolean
 }
 
 export class PipelineWorker extends Context.Service<PipelineWorker, {
@@ -69,6 +85,7 @@ export class PipelineWorker extends Context.Service<PipelineWorker, {
       Effect.gen(function*() {
         const cancelGraceMs = options.cancelGraceMs ?? 10_000
         const idleExitMs = options.idleExitMs ?? options.pipeline.idleUnloadMs
+        const killAfterMs = options.killAfterMs ?? 30_000
         const workerData: WorkerInput = {
           pipeline: options.pipeline,
           ...(options.testHooks === undefined ? {} : { testHooks: options.testHooks })
@@ -86,9 +103,19 @@ export class PipelineWorker extends Context.Service<PipelineWorker, {
           running.calls.clear()
         }
 
+        /** Fails its calls, asks it to exit, terminates it if it has not after `killAfterMs`. */
+        const retire = (running: Running, reason: string): Promise<void> => {
+          lose(running, reason)
+          running.worker.postMessage({ _tag: "Exit" } satisfies ToWorker)
+          const kill = setTimeout(() => void running.worker.terminate(), killAfterMs)
+          kill.unref()
+          return running.exited.then(() => clearTimeout(kill))
+        }
+
         const spawn = (): Running => {
           const worker = new Worker(new URL("./workerMain.ts", import.meta.url), { workerData })
-          const running: Running = { worker, calls: new Map(), fatal: undefined, gone: false, idleTimer: undefined }
+          const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()))
+          const running: Running = { worker, calls: new Map(), fatal: undefined, gone: false, idleTimer: undefined, exited }
           worker.on("message", (message: FromWorker) => {
             if (message._tag === "Fatal") {
               running.fatal = message.message
@@ -117,33 +144,31 @@ export class PipelineWorker extends Context.Service<PipelineWorker, {
             running.calls.set(id, queue)
             running.worker.ref()
             running.worker.postMessage({ _tag: "Start", id, op, input } satisfies ToWorker)
-            return { id, queue, running }
+            return { id, queue, running, settled: false }
           })
 
+        /**
+         * Ends a call. One that ended before the worker answered (interrupted, or a defect in
+         * `onProgress`) is cancelled in the worker, so no work goes on for a caller that left.
+         */
+
         const close = (
-          call: { readonly id: number; readonly queue: Queue.Queue<Reply>; readonly running: Running },
-          interrupted: boolean
+          call: Call
         ) =>
           Effect.gen(function*() {
             const { id, queue, running } = call
-            if (interrupted && running.calls.has(id)) {
+            if (!call.settled && running.calls.has(id)) {
               running.worker.postMessage({ _tag: "Cancel", id } satisfies ToWorker)
               const confirmed = yield* Queue.take(queue).pipe(
                 Effect.repeat({ until: (reply) => reply._tag !== "Progress" }),
                 Effect.timeoutOption(cancelGraceMs)
               )
-              if (confirmed._tag === "None") {
-                yield* Effect.promise(() => running.worker.terminate())
-                lose(running, "the pipeline worker did not stop when asked")
-              }
+              if (confirmed._tag === "None") void retire(running, "the pipeline worker did not stop when asked")
             }
             running.calls.delete(id)
             if (running.calls.size === 0 && !running.gone) {
               running.worker.unref()
-              running.idleTimer = setTimeout(() => {
-                lose(running, "the pipeline worker was idle")
-                void running.worker.terminate()
-              }, idleExitMs)
+              running.idleTimer = setTimeout(() => void retire(running, "the pipeline worker was idle"), idleExitMs)
               running.idleTimer.unref()
             }
           })
@@ -155,9 +180,10 @@ export class PipelineWorker extends Context.Service<PipelineWorker, {
         ): Effect.Effect<{ readonly _tag: "Succeeded"; readonly value: unknown }, { readonly error: unknown } | WorkerLost> =>
           Effect.acquireUseRelease(
             open(op, input),
-            ({ queue }) => {
+            (opened) => {
               const next: Effect.Effect<{ readonly _tag: "Succeeded"; readonly value: unknown }, { readonly error: unknown } | WorkerLost> =
-                Effect.flatMap(Queue.take(queue), (reply) => {
+                Effect.flatMap(Queue.take(opened.queue), (reply) => {
+                  if (reply._tag !== "Progress") opened.settled = true
                   switch (reply._tag) {
                     case "Progress":
                       return Effect.andThen(onProgress(reply.progress, reply.facts), next)
@@ -168,7 +194,7 @@ export class PipelineWorker extends Context.Service<PipelineWorker, {
                     case "Defect":
                       return Effect.die(new Error(`pipeline worker: ${reply.message}`))
                     case "Cancelled":
-                      // Only sent after a Cancel, which only an interrupted call sends.
+                      // Only sent after a Cancel, which only a call that already ended sends.
                       return Effect.interrupt
                     case "Lost":
                       return Effect.fail(new WorkerLost({ reason: reply.reason }))
@@ -176,7 +202,7 @@ export class PipelineWorker extends Context.Service<PipelineWorker, {
                 })
               return next
             },
-            (opened, exit) => close(opened, Exit.hasInterrupts(exit))
+            close
           )
 
         const run = <K extends OperationName>(
@@ -201,8 +227,7 @@ export class PipelineWorker extends Context.Service<PipelineWorker, {
           Effect.suspend(() => {
             const running = current
             if (running === undefined) return Effect.void
-            lose(running, "the server is shutting down")
-            return Effect.promise(() => running.worker.terminate())
+            return Effect.promise(() => retire(running, "the pipeline is shutting down"))
           })
         )
 

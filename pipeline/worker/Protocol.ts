@@ -11,10 +11,12 @@
  * the worker answers with any number of `Progress` and then exactly one of `Succeeded`, `Failed`
  * (the operation's typed error), `Defect` (a bug or broken invariant in the worker, as text) or
  * `Cancelled`. `Fatal` (no id) means the worker could not build its pipeline and will exit.
+ * `Exit` asks the worker to end itself (between two steps of its work, never inside one).
  */
 import { Schema } from "effect"
 import { Transcript } from "../../src/contract/domain/Transcript.ts"
 import { NoAudioInFile, TranscriptionFailed } from "../Transcriber.ts"
+import { DiarizationFailed } from "../diarize/Diarizer.ts"
 
 export const TranscribeRequest = Schema.Struct({
   path: Schema.String,
@@ -31,6 +33,19 @@ export const TranscriptionResult = Schema.Struct({
   speechRatio: Schema.Finite
 })
 
+/** A media file to diarize (decode, voice activity and the Diarizer all run in the worker). */
+export const DiarizeRequest = Schema.Struct({
+  path: Schema.String,
+  maxSeconds: Schema.optional(Schema.Finite)
+})
+
+/** Speaker turns in seconds, `SPEAKER_<nn>` in order of first appearance. */
+export const SpeakerTurns = Schema.Array(Schema.Struct({
+  speaker: Schema.String,
+  start: Schema.Finite,
+  end: Schema.Finite
+}))
+
 export interface OperationSpec {
   readonly input: Schema.Codec<unknown, unknown>
   readonly success: Schema.Codec<unknown, unknown>
@@ -43,6 +58,11 @@ export const operations = {
     input: TranscribeRequest,
     success: TranscriptionResult,
     error: Schema.Union([NoAudioInFile, TranscriptionFailed])
+  },
+  Diarize: {
+    input: DiarizeRequest,
+    success: SpeakerTurns,
+    error: DiarizationFailed
   }
 } as const satisfies Record<string, OperationSpec>
 
@@ -59,6 +79,7 @@ export interface ProgressFacts {
 export type ToWorker =
   | { readonly _tag: "Start"; readonly id: number; readonly op: OperationName; readonly input: unknown }
   | { readonly _tag: "Cancel"; readonly id: number }
+  | { readonly _tag: "Exit" }
 
 export type FromWorker =
   | { readonly _tag: "Progress"; readonly id: number; readonly progress: number; readonly facts: ProgressFacts }

@@ -9,6 +9,7 @@
 import { Cause, Context, Effect, Exit, Fiber, Layer, Schema, Scope } from "effect"
 import { parentPort, workerData } from "node:worker_threads"
 import { Transcriber } from "../Transcriber.ts"
+import { FileDiarizer } from "../diarize/FileDiarizer.ts"
 import { localPipeline } from "./LocalPipeline.ts"
 import {
   type FromWorker,
@@ -26,13 +27,18 @@ const post = (message: FromWorker) => port.postMessage(message)
 type Report = (progress: number, facts: ProgressFacts) => Effect.Effect<void>
 
 /** One handler per operation, on the decoded input; answers are encoded by the caller. */
-const handlers = (context: Context.Context<Transcriber>): {
+const handlers = (context: Context.Context<Transcriber | FileDiarizer>): {
   readonly [K in OperationName]: (input: unknown, report: Report) => Effect.Effect<unknown, unknown>
 } => ({
   Transcribe: (request, report) =>
     Effect.flatMap(
       Schema.decodeUnknownEffect(operations.Transcribe.input)(request).pipe(Effect.orDie),
       (decoded) => Context.get(context, Transcriber).transcribe(decoded, report)
+    ),
+  Diarize: (request) =>
+    Effect.flatMap(
+      Schema.decodeUnknownEffect(operations.Diarize.input)(request).pipe(Effect.orDie),
+      (decoded) => Context.get(context, FileDiarizer).diarizeFile(decoded)
     )
 })
 
@@ -49,7 +55,7 @@ const crashHook = (op: OperationName, request: unknown): (() => void) | undefine
   }
 }
 
-const serve = (context: Context.Context<Transcriber>) => {
+const serve = (context: Context.Context<Transcriber | FileDiarizer>) => {
   const run = handlers(context)
   const running = new Map<number, Fiber.Fiber<unknown, unknown>>()
 
@@ -79,6 +85,8 @@ const serve = (context: Context.Context<Transcriber>) => {
         if (fiber !== undefined) Effect.runFork(Fiber.interrupt(fiber))
         return
       }
+      case "Exit":
+        return process.exit(0)
     }
   })
 }

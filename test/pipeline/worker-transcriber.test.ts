@@ -5,7 +5,7 @@
  * loop that stays responsive while a transcription runs (where the in-process pipeline stalls it).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Fiber, Layer } from "effect"
+import { Cause, Context, Effect, Exit, Fiber, Layer, Scope } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -47,7 +47,12 @@ fs.copyFileSync(media("a01_slt_budget.wav"), crashFile)
 
 const workerLayer = (
   testHooks?: WorkerTestHooks,
-  extra: { readonly idleExitMs?: number; readonly cancelGraceMs?: number; readonly pipeline?: PipelineOptions } = {}
+  extra: {
+    readonly idleExitMs?: number
+    readonly cancelGraceMs?: number
+    readonly killAfterMs?: number
+    readonly pipeline?: PipelineOptions
+  } = {}
 ) => WorkerTranscriber.pipe(Layer.provideMerge(PipelineWorker.layer({ pipeline, ...(testHooks ? { testHooks } : {}), ...extra })))
 
 const request = (file: string, wordTimestamps = true) => ({ path: file, language: "auto", wordTimestamps })
@@ -142,6 +147,19 @@ describe("pipeline worker", () => {
       expect(after.transcript.text.length).toBeGreaterThan(0)
     }).pipe(Effect.provide(workerLayer())))
 
+  it.live("cancels the work in the worker when onProgress fails (a run that lost its claim)", () =>
+    Effect.gen(function*() {
+      const transcriber = yield* Transcriber
+      const worker = yield* PipelineWorker
+      let reports = 0
+      const exit = yield* Effect.exit(transcriber.transcribe(request(longFile), () =>
+        ++reports < 2 ? Effect.void : Effect.die(new Error("run lost"))))
+      expect(Exit.isFailure(exit) && Cause.hasDies(exit.cause)).toBe(true)
+      expect(yield* worker.threadId).not.toBeNull()
+      yield* Effect.sleep(200)
+      expect(yield* cpuShareOver(1_500)).toBeLessThan(0.3)
+    }).pipe(Effect.provide(workerLayer())))
+
   it.live("ends an idle worker and starts a new one for the next call", () =>
     Effect.gen(function*() {
       const transcriber = yield* Transcriber
@@ -189,7 +207,30 @@ describe("pipeline worker", () => {
       expect(yield* worker.threadId).toBeNull()
       const next = yield* transcriber.transcribe(request(media("a01_slt_budget.wav")), ignore)
       expect(next.transcript.text.toLowerCase()).toContain("budget")
-    }).pipe(Effect.provide(workerLayer({ crash: { path: crashFile, mode: "hang" } }, { cancelGraceMs: 1_000 }))))
+    }).pipe(Effect.provide(workerLayer({ crash: { path: crashFile, mode: "hang" } }, { cancelGraceMs: 1_000, killAfterMs: 1_000 }))))
+
+  // A regression guard: terminating the worker while it is inside a (synchronous) onnxruntime run
+  // aborts the whole process, which here would end this test file with SIGABRT.
+  it.live("shuts down mid-transcription by asking the worker to exit, and the caller gets TranscriptionFailed", () =>
+    Effect.gen(function*() {
+      // Several times, at different points of the work (decoder steps, encoder runs, VAD).
+      for (const delayMs of [0, 150, 400]) {
+        const scope = yield* Scope.make()
+        const context = yield* Layer.buildWithScope(workerLayer(), scope)
+        const transcriber = Context.get(context, Transcriber)
+        let reports = 0
+        const fiber = yield* Effect.forkDetach(transcriber.transcribe(request(longFile), () => Effect.sync(() => void reports++)))
+        while (reports < 2) yield* Effect.sleep(20)
+        yield* Effect.sleep(delayMs)
+        const started = performance.now()
+        yield* Scope.close(scope, Exit.void)
+        expect(performance.now() - started).toBeLessThan(10_000)
+        const exit = yield* Effect.exit(Fiber.join(fiber))
+        const error = Exit.isFailure(exit) ? Cause.findErrorOption(exit.cause) : undefined
+        expect(error?._tag === "Some" && error.value._tag).toBe("TranscriptionFailed")
+        expect(error?._tag === "Some" && error.value.reason).toContain("shutting down")
+      }
+    }))
 
   it.live("fails with TranscriptionFailed when the worker cannot build its pipeline", () =>
     Effect.gen(function*() {
