@@ -116,14 +116,26 @@ const program = Effect.gen(function*() {
     const seconds = (performance.now() - started) / 1000
     const added = size - (sizes[sizes.indexOf(size) - 1] ?? 0)
     const latencies: Array<number> = []
+    const embedding: Array<number> = []
+    const firstList: Array<number> = []
     for (let i = 0; i < QUERIES; i++) {
+      const q = questions[i % questions.length]!
       const q0 = performance.now()
-      yield* index.search({ accountId, q: questions[i % questions.length]!, limit: 10 })
-      latencies.push(performance.now() - q0)
+      yield* index.search({ accountId, q, limit: 10 })
+      const q1 = performance.now()
+      const [vector] = yield* embedder.embed([q])
+      const q2 = performance.now()
+      yield* backend.candidates({ accountId, q, vector: vector!, limit: 40 })
+      const q3 = performance.now()
+      latencies.push(q1 - q0)
+      embedding.push(q2 - q1)
+      firstList.push(q3 - q2)
     }
+    const p = (values: ReadonlyArray<number>) => `p50 ${percentile(values, 50).toFixed(1)} ms, p99 ${percentile(values, 99).toFixed(1)} ms`
     console.log(
       `${size} passages: indexed ${added} in ${seconds.toFixed(1)} s (${(added / seconds).toFixed(0)} passages/s); ` +
-        `query p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms (${QUERIES} queries)`
+        `search ${p(latencies)} (${QUERIES} queries); of which: query embedding ${p(embedding)}, ` +
+        `first candidate list (vector + full text + fusion) ${p(firstList)}`
     )
   }
 })

@@ -7,13 +7,15 @@
  *   by a few sentences of context, which a sentence embedding of one short phrase misses;
  *   the overlap makes sure every stretch of talk sits well inside some window instead of
  *   being split at a window edge.
- * - `segment`: every segment alone. Precise for lexical matches (names, numbers) and the
+ * - `segment`: every segment alone (long segments first cut into phrases of at most
+ *   12 s, see MOMENT_PHRASES). Precise for lexical matches (names, numbers) and the
  *   source of a hit's "moment": a window hit is narrowed to the segment inside it that
  *   matches best, with that segment's own times.
  *
  * A transcript that fits in one window gives one window (if it has several segments) plus
  * its segments; a one-segment transcript gives only the segment.
  */
+import { segmentPhrases } from "../pipeline/SegmentPhrases.ts"
 import type { Segment, Transcript } from "../src/contract/domain/Transcript.ts"
 
 export type PassageKind = "window" | "segment"
@@ -107,8 +109,16 @@ const windows = (moments: ReadonlyArray<Moment>): Array<Passage> => {
   return out
 }
 
+/**
+ * Stored segments can run to ~30 s; a moment should be about a sentence. Segments over
+ * 12 s (or with a pause of 0.8 s inside) are cut like cues are (pipeline/SegmentPhrases:
+ * at pauses and punctuation with word times, else at sentence ends with times
+ * interpolated by character position).
+ */
+const MOMENT_PHRASES = { maxCueSeconds: 12, pauseSeconds: 0.8 }
+
 export const cutPassages = (transcript: Transcript): ReadonlyArray<Passage> => {
-  const moments = transcript.segments
+  const moments = segmentPhrases(transcript.segments, MOMENT_PHRASES)
     .map(toMoment)
     .filter((m) => m.text !== "")
     .sort((a, b) => a.start - b.start)

@@ -59,7 +59,26 @@ describe("cutPassages", () => {
     expect(cutPassages(transcriptOf([{ text: "  " }]))).toEqual([])
   })
 
+  it("cuts a long segment into sentence moments with interpolated times", () => {
+    const text = "First we looked at the budget in detail. Then we talked about hiring two engineers. Finally we set a date."
+    const t = transcriptOf([{ text, start: 10, end: 34, speaker: "SPEAKER_02" }])
+    const singles = cutPassages(t).filter((p) => p.kind === "segment")
+    expect(singles.map((p) => p.text)).toEqual([
+      "First we looked at the budget in detail.",
+      "Then we talked about hiring two engineers.",
+      "Finally we set a date."
+    ])
+    expect(singles[0]!.start).toBe(10)
+    expect(singles.at(-1)!.end).toBe(34)
+    for (const p of singles) {
+      expect(p.end - p.start).toBeLessThanOrEqual(12)
+      expect(p.speaker).toBe("SPEAKER_02")
+    }
+    expect(singles[1]!.start).toBeCloseTo(10 + 24 * (text.indexOf("Then") / text.length), 5)
+  })
+
   it("lets a segment longer than a window stand alone and moves on", () => {
+    // One 50 s word with nowhere to cut: a single moment longer than any window.
     const t = transcriptOf([{ text: "a", start: 0, end: 50 }, { text: "b", start: 50, end: 55 }, { text: "c", start: 55, end: 60 }])
     const ws = cutPassages(t).filter((p) => p.kind === "window")
     expect(ws.map((w) => w.text)).toEqual(["b c"])
