@@ -22,7 +22,7 @@ export class JobDispatcher extends Context.Service<JobDispatcher, {
     Effect.map(Tasks, (tasks) =>
       JobDispatcher.of({
         dispatch: Effect.fn("JobDispatcher.dispatch")(function*(jobId: JobId) {
-          yield* tasks.enqueue("transcribe", jobId, { rerun: true })
+          yield* tasks.enqueue("transcribe", jobId, { rerun: "ended" })
         })
       }))
   )

@@ -25,6 +25,8 @@ export const JobRecord = Schema.Struct({
   resolved_media: Schema.NullOr(Schema.Union([ResolvedMedia, Schema.fromJsonString(ResolvedMedia)])),
   language_requested: Schema.String,
   diarize: Schema.Boolean,
+  /** How diarization ended (`done`/`failed`); null before, and without `diarize`. */
+  diarization: Schema.NullOr(Schema.Literals(["done", "failed"])),
   word_timestamps: Schema.Boolean,
   webhook_url: Schema.NullOr(Schema.String),
   progress: Schema.Number,

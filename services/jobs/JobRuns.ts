@@ -30,6 +30,8 @@ export interface Outcome {
   readonly language: string | null
   readonly speechDetected: boolean
   readonly speechRatio: number
+  /** How diarization ended, for a job that asked for it (stored with the completion). */
+  readonly diarization?: "done" | "failed" | undefined
 }
 
 export interface Failure {
@@ -109,7 +111,7 @@ export class JobRuns extends Context.Service<JobRuns, {
             RETURNING id`
           if (rows.length === 0) return Option.none<string>()
           yield* transcripts.put(id, outcome.transcript)
-          return Option.some(yield* tasks.enqueue(next, id, { rerun: true }))
+          return Option.some(yield* tasks.enqueue(next, id, { rerun: "ended" }))
         })).pipe(Effect.orDie)
       })
 
@@ -134,6 +136,7 @@ export class JobRuns extends Context.Service<JobRuns, {
           const rows = yield* sql`UPDATE jobs SET status = 'done', progress = 100, completed_at = ${at},
               audio_duration_seconds = ${outcome.audioDurationSeconds}, language = ${outcome.language},
               speech_detected = ${outcome.speechDetected}, speech_ratio = ${outcome.speechRatio},
+              diarization = ${outcome.diarization ?? null},
               error = NULL, error_code = NULL, retryable = NULL
             WHERE id = ${id} AND run_token = ${token} AND status = 'processing'
             RETURNING *`

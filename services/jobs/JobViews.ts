@@ -3,9 +3,16 @@ import { Effect } from "effect"
 import { createHash } from "node:crypto"
 import { JobStore } from "./JobStore.ts"
 import type { JobRecord } from "./JobRecord.ts"
-import type { JobView } from "../../src/contract/domain/Job.ts"
+import type { DiarizationState, JobView } from "../../src/contract/domain/Job.ts"
 
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000)
+
+/** See `DiarizationState`: pending until the job ends, then as stored; null without `diarize`. */
+const diarizationOf = (job: JobRecord): DiarizationState => {
+  if (!job.diarize) return null
+  if (job.status === "queued" || job.status === "processing") return "pending"
+  return job.diarization
+}
 
 /** `unlockUrl`: where to add credit, shown on locked jobs. */
 export const toJobView = (job: JobRecord, queuePosition: number, unlockUrl?: string): JobView => {
@@ -27,7 +34,8 @@ export const toJobView = (job: JobRecord, queuePosition: number, unlockUrl?: str
     completed_at: job.completed_at === null ? null : seconds(job.completed_at),
     error: failed ? job.error : null,
     ...(failed ? { error_code: job.error_code ?? "SERVICE_ERROR", retryable: job.retryable ?? false } : {}),
-    ...(job.account_id === null ? { preview: true } : {})
+    ...(job.account_id === null ? { preview: true } : {}),
+    diarization: diarizationOf(job)
   }
 }
 

@@ -25,8 +25,8 @@ export interface TaskRequest {
   readonly kind: TaskKind
   readonly jobId: JobId
   readonly subKey?: string | undefined
-  /** Run a task that already ended again (re-index after a correction, say). */
-  readonly rerun?: boolean | undefined
+  /** See `EnqueueOptions.rerun`: `latest` to re-index after a correction, say. */
+  readonly rerun?: "ended" | "latest" | undefined
 }
 
 export interface JobEventConsumer {

@@ -19,6 +19,7 @@ export const TaskRecord = Schema.Struct({
   sub_key: Schema.String,
   status: TaskStatus,
   attempts: Schema.Int,
+  rerun: Schema.Boolean,
   run_token: Schema.NullOr(Schema.String),
   last_error: Schema.NullOr(Schema.String),
   created_at: Schema.Date,
@@ -31,8 +32,12 @@ export type TaskRecord = typeof TaskRecord.Type
 
 export interface EnqueueOptions {
   readonly subKey?: string | undefined
-  /** A task that already ended starts over (attempts from zero); otherwise it is left as it is. */
-  readonly rerun?: boolean | undefined
+  /**
+   * Without it an existing task is left as it is. `ended`: a task that already ended starts
+   * over (attempts from zero). `latest`: that, and a running one starts over once its
+   * attempt ends (so it sees what changed meanwhile). A pending task runs anyway.
+   */
+  readonly rerun?: "ended" | "latest" | undefined
 }
 
 const decodeTasks = Schema.decodeUnknownEffect(Schema.Array(TaskRecord))
@@ -63,6 +68,13 @@ export class TaskStore extends Context.Service<TaskStore, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+      /** Ends the task as `status`, or starts it over when a rerun was asked for meanwhile. */
+      const endOrStartOver = (status: "done" | "failed", at: Date) =>
+        sql`status = CASE WHEN rerun THEN 'pending' ELSE ${status} END,
+          attempts = CASE WHEN rerun THEN 0 ELSE attempts END,
+          started_at = CASE WHEN rerun THEN NULL ELSE started_at END,
+          finished_at = CASE WHEN rerun THEN NULL ELSE ${at}::timestamptz END,
+          rerun = false, run_token = NULL`
       const rows = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
         query.pipe(Effect.flatMap(decodeTasks), Effect.orDie)
       const first = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
@@ -70,14 +82,16 @@ export class TaskStore extends Context.Service<TaskStore, {
 
       const enqueue = Effect.fn("TaskStore.enqueue")(function*(kind: TaskKind, jobId: JobId, options: EnqueueOptions = {}) {
         const at = yield* now
-        const rerun = options.rerun === true
+        const rerun = options.rerun !== undefined
+        const latest = options.rerun === "latest"
         const [row] = yield* sql<{ id: string }>`INSERT INTO tasks (id, kind, job_id, sub_key, status, created_at)
           VALUES (${crypto.randomUUID()}, ${kind}, ${jobId}, ${options.subKey ?? ""}, 'pending', ${at})
           ON CONFLICT (kind, job_id, sub_key) DO UPDATE SET
             status = CASE WHEN ${rerun} AND tasks.status IN ('done', 'failed') THEN 'pending' ELSE tasks.status END,
             attempts = CASE WHEN ${rerun} AND tasks.status IN ('done', 'failed') THEN 0 ELSE tasks.attempts END,
             started_at = CASE WHEN ${rerun} AND tasks.status IN ('done', 'failed') THEN NULL ELSE tasks.started_at END,
-            finished_at = CASE WHEN ${rerun} AND tasks.status IN ('done', 'failed') THEN NULL ELSE tasks.finished_at END
+            finished_at = CASE WHEN ${rerun} AND tasks.status IN ('done', 'failed') THEN NULL ELSE tasks.finished_at END,
+            rerun = tasks.rerun OR (${latest} AND tasks.status = 'running')
           RETURNING id::text AS id`.pipe(Effect.orDie)
         return row!.id
       })
@@ -104,7 +118,7 @@ export class TaskStore extends Context.Service<TaskStore, {
 
       const finish = Effect.fn("TaskStore.finish")(function*(id: string, token: string) {
         const at = yield* now
-        const updated = yield* sql`UPDATE tasks SET status = 'done', finished_at = ${at}, run_token = NULL, last_error = NULL
+        const updated = yield* sql`UPDATE tasks SET ${endOrStartOver("done", at)}, last_error = NULL
           WHERE id = ${id} AND run_token = ${token} AND status = 'running' RETURNING id`.pipe(Effect.orDie)
         return updated.length > 0
       })
@@ -122,7 +136,7 @@ export class TaskStore extends Context.Service<TaskStore, {
 
       const markFailed = Effect.fn("TaskStore.markFailed")(function*(id: string, error: string) {
         const at = yield* now
-        const updated = yield* sql`UPDATE tasks SET status = 'failed', finished_at = ${at}, run_token = NULL, last_error = ${error}
+        const updated = yield* sql`UPDATE tasks SET ${endOrStartOver("failed", at)}, last_error = ${error}
           WHERE id = ${id} AND status IN ('pending', 'running') RETURNING id`.pipe(Effect.orDie)
         return updated.length > 0
       })

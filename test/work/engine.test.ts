@@ -105,6 +105,23 @@ describe("task engine", () => {
     expect(attemptsAt.get(a!)).toHaveLength(1)
   })
 
+  it("a rerun asked for while the task runs starts it over once that attempt ends; after it ended, at once", async () => {
+    const job = newJob()
+    plans.set(job, { sleepMs: 800 })
+    const id = await enqueue("insights", job)
+    await eventually(async () => ((await task(id)).status === "running" ? true : undefined), "the attempt to start")
+    const rerun = () => engine.run(Tasks.use((tasks) => tasks.enqueue("insights", job, { rerun: "latest" })))
+    expect(await rerun()).toBe(id)
+    expect(await rerun()).toBe(id)
+    await eventually(async () => ((attemptsAt.get(id) ?? []).length === 2 ? true : undefined), "the second run")
+    const [done] = await ended([id])
+    expect(done).toMatchObject({ status: "done", attempts: 1, rerun: false })
+    await sleep(500)
+    expect(attemptsAt.get(id)).toHaveLength(2)
+    await rerun()
+    await eventually(async () => ((attemptsAt.get(id) ?? []).length === 3 ? true : undefined), "the run after it ended")
+  })
+
   it("retries a failing task after 1x then 2x the backoff and ends it done", async () => {
     const job = newJob()
     plans.set(job, { failTimes: 2, sleepMs: 50 })

@@ -16,6 +16,8 @@ export default Effect.gen(function*() {
     sub_key text NOT NULL DEFAULT '',
     status text NOT NULL,
     attempts integer NOT NULL DEFAULT 0,
+    -- A rerun asked for while an attempt runs: the task starts over once that attempt ends.
+    rerun boolean NOT NULL DEFAULT false,
     run_token uuid,
     last_error text,
     created_at timestamptz NOT NULL,
