@@ -17,8 +17,13 @@ export interface AppConfigShape {
   readonly databaseUrl: Option.Option<Redacted.Redacted>
   /** Base URL clients reach this service at; used in links the API hands out. */
   readonly publicUrl: Option.Option<string>
-  /** HMAC secret for signed links; generated once and kept in the database when unset. */
+  /** HMAC secret for signed links, used as is; when unset it is derived from `secretKey`. */
   readonly signingSecret: Option.Option<Redacted.Redacted>
+  /**
+   * The key signing secrets are derived from (never stored). Unset: a key file created once in
+   * `dataDir` (mode 0600); processes sharing a database but not a data dir must set it alike.
+   */
+  readonly secretKey: Option.Option<Redacted.Redacted>
   readonly rateLimitPerMinute: number
   readonly enterpriseRateLimitPerMinute: number
   readonly batchStatusPerMinute: number
@@ -53,6 +58,12 @@ export interface AppConfigShape {
   /** Who confirms payments: `builtin` (the operator, admin CLI) or `paddle` (signed webhooks). */
   readonly paymentProvider: "builtin" | "paddle"
   readonly paddleWebhookSecret: Option.Option<Redacted.Redacted>
+  /** Serve `/metrics` (Prometheus text, no key). */
+  readonly metrics: boolean
+  /** Serve `/metrics` on this port (on `host`) instead of the API port. */
+  readonly metricsPort: Option.Option<number>
+  /** On SIGTERM: how long in-flight requests and running jobs get to finish before the process exits anyway. */
+  readonly shutdownGraceSeconds: number
 }
 
 /** Every variable this process reads. Extend it together with the README table. */
@@ -62,6 +73,7 @@ export const knownVariables: ReadonlyArray<string> = [
   "VERBATIM_DATA_DIR",
   "VERBATIM_PUBLIC_URL",
   "VERBATIM_SIGNING_SECRET",
+  "VERBATIM_SECRET_KEY",
   "VERBATIM_RATE_LIMIT_PER_MINUTE",
   "VERBATIM_ENTERPRISE_RATE_LIMIT_PER_MINUTE",
   "VERBATIM_BATCH_STATUS_PER_MINUTE",
@@ -82,7 +94,10 @@ export const knownVariables: ReadonlyArray<string> = [
   "VERBATIM_JOB_TIMEOUT_SECONDS",
   "VERBATIM_UPLOAD_ORPHAN_SECONDS",
   "VERBATIM_PAYMENT_PROVIDER",
-  "VERBATIM_PADDLE_WEBHOOK_SECRET"
+  "VERBATIM_PADDLE_WEBHOOK_SECRET",
+  "VERBATIM_METRICS",
+  "VERBATIM_METRICS_PORT",
+  "VERBATIM_SHUTDOWN_GRACE_SECONDS"
 ]
 
 const positiveInt = (name: string, fallback: number) =>
@@ -98,6 +113,7 @@ const config = Config.all({
   databaseUrl: Config.option(Config.Redacted("DATABASE_URL")),
   publicUrl: Config.option(Config.URL("VERBATIM_PUBLIC_URL").pipe(Config.map((url) => url.href.replace(/\/$/, "")))),
   signingSecret: Config.option(Config.Redacted("VERBATIM_SIGNING_SECRET")),
+  secretKey: Config.option(Config.Redacted("VERBATIM_SECRET_KEY")),
   rateLimitPerMinute: positiveInt("VERBATIM_RATE_LIMIT_PER_MINUTE", 60),
   enterpriseRateLimitPerMinute: positiveInt("VERBATIM_ENTERPRISE_RATE_LIMIT_PER_MINUTE", 120),
   batchStatusPerMinute: positiveInt("VERBATIM_BATCH_STATUS_PER_MINUTE", 600),
@@ -132,7 +148,12 @@ const config = Config.all({
   paymentProvider: Config.Literals(["builtin", "paddle"], "VERBATIM_PAYMENT_PROVIDER").pipe(
     Config.withDefault("builtin" as const)
   ),
-  paddleWebhookSecret: Config.option(Config.Redacted("VERBATIM_PADDLE_WEBHOOK_SECRET"))
+  paddleWebhookSecret: Config.option(Config.Redacted("VERBATIM_PADDLE_WEBHOOK_SECRET")),
+  metrics: Config.Boolean("VERBATIM_METRICS").pipe(Config.withDefault(true)),
+  metricsPort: Config.option(
+    Config.schema(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 65535 })), "VERBATIM_METRICS_PORT")
+  ),
+  shutdownGraceSeconds: positiveInt("VERBATIM_SHUTDOWN_GRACE_SECONDS", 20)
 })
 
 export class UnknownConfigVariable extends Schema.TaggedError<UnknownConfigVariable>()("UnknownConfigVariable", {

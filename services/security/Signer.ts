@@ -1,12 +1,44 @@
 /**
  * HMAC-SHA256 signatures for links this service hands out (upload URLs, playback URLs).
- * The secret comes from `VERBATIM_SIGNING_SECRET`, or is generated once and kept in the
- * database, so every process on one database signs and verifies alike, across restarts.
+ *
+ * The secret is `VERBATIM_SIGNING_SECRET` when set, used as is. Otherwise it is derived
+ * (HKDF-SHA256) from `VERBATIM_SECRET_KEY`, or, when that is unset too, from a random key
+ * written once to `<dataDir>/secret.key` (mode 0600). Neither the secret nor the key is
+ * kept in the database: a copy of the database alone cannot forge links. Every process
+ * with the same key (or the same data dir) signs and verifies alike, across restarts.
  */
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
+import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto"
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { AppConfig } from "../AppConfig.ts"
+
+/** Derivation context: a new purpose gets a new label, never the same secret. */
+const signingInfo = "verbatim/signed-links/v1"
+
+const derive = (key: string) => Buffer.from(hkdfSync("sha256", key, "", signingInfo, 32)).toString("base64url")
+
+/**
+ * The data dir's key, created on first use. Written under a temporary name and linked into
+ * place, so processes starting together all read the one key that won.
+ */
+const dataDirKey = (dataDir: string): string => {
+  const file = path.join(dataDir, "secret.key")
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(dataDir, { recursive: true })
+    const temporary = `${file}.${randomBytes(4).toString("hex")}.tmp`
+    fs.writeFileSync(temporary, `${randomBytes(32).toString("base64url")}\n`, { mode: 0o600 })
+    try {
+      fs.linkSync(temporary, file)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
+    } finally {
+      fs.rmSync(temporary, { force: true })
+    }
+  }
+  return fs.readFileSync(file, "utf8").trim()
+}
 
 export class Signer extends Context.Service<Signer, {
   sign(payload: string): string
@@ -28,14 +60,14 @@ export class Signer extends Context.Service<Signer, {
     Signer,
     Effect.gen(function*() {
       const config = yield* AppConfig
-      if (Option.isSome(config.signingSecret)) return Signer.make(Redacted.value(config.signingSecret.value))
       const sql = yield* SqlClient.SqlClient
-      const candidate = randomBytes(32).toString("base64url")
-      // First writer wins; everyone then reads the same secret.
-      yield* sql`INSERT INTO instance_settings (key, value) VALUES ('signing_secret', ${candidate})
-        ON CONFLICT (key) DO NOTHING`
-      const [row] = yield* sql<{ value: string }>`SELECT value FROM instance_settings WHERE key = 'signing_secret'`
-      return Signer.make(row!.value)
+      // Earlier versions kept the secret itself here in plain text: never read, now removed.
+      yield* sql`DELETE FROM instance_settings WHERE key = 'signing_secret'`
+      if (Option.isSome(config.signingSecret)) return Signer.make(Redacted.value(config.signingSecret.value))
+      const key = Option.isSome(config.secretKey)
+        ? Redacted.value(config.secretKey.value)
+        : yield* Effect.sync(() => dataDirKey(config.dataDir))
+      return Signer.make(derive(key))
     }).pipe(Effect.orDie)
   )
 }
