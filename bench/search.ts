@@ -4,6 +4,7 @@
  *
  *   node --experimental-strip-types bench/search.ts             1k and 10k passages
  *   node --experimental-strip-types bench/search.ts --sizes 1000,10000,100000
+ *   node --experimental-strip-types bench/search.ts --exact       the no-pgvector layout (bytea, exact scan)
  *
  * Figures:
  * - embedding cost per audio hour: a 10-minute synthetic transcript (sentences of the
@@ -30,7 +31,7 @@ import { PostgresSearchBackend } from "../search/PostgresSearchBackend.ts"
 import { type PassageDocument, SearchBackend } from "../search/SearchBackend.ts"
 import { SearchIndex } from "../search/SearchIndex.ts"
 import { qualityLibrary } from "../test/search/library.ts"
-import { sentences, transcriptOf } from "../test/search/support.ts"
+import { sentences, transcriptOf, withoutPgvector } from "../test/search/support.ts"
 
 const modelsDir = path.resolve(import.meta.dirname, "../../shared/models")
 const arg = (name: string) => {
@@ -145,10 +146,11 @@ const database = DatabaseLayer.pipe(Layer.provide(AppConfig.layerWith({ dataDir,
 const embedder = Embedder.layer({ modelsDir, threads: 1 }).pipe(
   Layer.provide(OnnxRuntime.layer({ threads: 1, idleUnloadMs: 60_000 }))
 )
+const exact = process.argv.includes("--exact")
 const layer = SearchIndex.layer.pipe(
   Layer.provideMerge(PostgresSearchBackend.layer()),
   Layer.provideMerge(embedder),
-  Layer.provide(database)
+  Layer.provide(exact ? withoutPgvector.pipe(Layer.provideMerge(database)) : database)
 )
 
 await Effect.runPromise(program.pipe(Effect.provide(layer), Effect.scoped))

@@ -126,6 +126,14 @@ export const searchContract = <E>(name: string, layer: Layer.Layer<SearchIndex, 
           expect((yield* index.search({ accountId: accountB, q: "toner" })).length).toBeGreaterThan(0)
         }))
 
+      it.effect("indexing a transcript without speech leaves the job with no passages", () =>
+        Effect.gen(function*() {
+          const index = yield* SearchIndex
+          const silent = transcriptOf([])
+          expect(yield* index.indexJob(accountA, budgetJob, { filename: "budget.wav", language: "en", created_at: new Date("2026-01-10T10:00:00Z") }, silent)).toBe(0)
+          expect(yield* index.search({ accountId: accountA, q: "quarterly budget", jobIds: [budgetJob] })).toEqual([])
+        }))
+
       it.effect("refuses an empty or overlong question and a bad limit", () =>
         Effect.gen(function*() {
           const index = yield* SearchIndex
