@@ -31,6 +31,7 @@ import { JobRuns } from "../services/jobs/JobRuns.ts"
 import { JobStore } from "../services/jobs/JobStore.ts"
 import { JobWatchdogLayer } from "../services/jobs/JobWatchdog.ts"
 import { TranscribeTask } from "../services/jobs/TranscribeTask.ts"
+import { DiarizeTask } from "../services/jobs/DiarizeTask.ts"
 import { TranscriptStore } from "../services/jobs/TranscriptStore.ts"
 import { JobEventFeed } from "../services/work/JobEventFeed.ts"
 import { JobEventLog } from "../services/work/JobEventLog.ts"
@@ -107,9 +108,10 @@ const ClipWorkLayer = Layer.mergeAll(ClipStore.layer, ClipCharges.layer).pipe(
  * register here next), the job dispatcher, the job event feed and its consumers
  * (webhooks), webhook deliveries and the housekeeping watchdog. Needs a `Transcriber`.
  */
-const TaskKindsLayer = TaskHandlers.layer<Effect.Services<typeof TranscribeTask | typeof RenderClipTask>>(
+const TaskKindsLayer = TaskHandlers.layer<Effect.Services<typeof TranscribeTask | typeof RenderClipTask | typeof DiarizeTask>>(
   TranscribeTask,
-  RenderClipTask
+  RenderClipTask,
+  DiarizeTask
 ).pipe(Layer.provide(ClipWorkLayer))
 
 export const WorkLayer = Layer.mergeAll(JobEvents.deliveryLoop, JobWatchdogLayer, JobEventFeed.loop, JobReconciler).pipe(

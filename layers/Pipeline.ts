@@ -10,6 +10,7 @@ import { MediaDecoder } from "../pipeline/media/MediaDecoder.ts"
 import { localPipeline, modelRegistryLayer } from "../pipeline/worker/LocalPipeline.ts"
 import { PipelineWorker } from "../pipeline/worker/PipelineWorker.ts"
 import type { PipelineOptions } from "../pipeline/worker/Protocol.ts"
+import { WorkerDiarizer } from "../pipeline/worker/WorkerDiarizer.ts"
 import { WorkerTranscriber } from "../pipeline/worker/WorkerTranscriber.ts"
 import { AppConfig, type AppConfigShape } from "../services/AppConfig.ts"
 
@@ -30,10 +31,10 @@ export const pipelineOptions = (config: AppConfigShape): PipelineOptions => ({
   reportDownloads: true
 })
 
-/** Transcription in the pipeline worker; decoding probes on the main thread. */
+/** Transcription and diarization in the pipeline worker; decoding probes on the main thread. */
 export const PipelineLayer = Layer.unwrap(
   AppConfig.useSync((config) =>
-    WorkerTranscriber.pipe(
+    Layer.mergeAll(WorkerTranscriber, WorkerDiarizer).pipe(
       Layer.provide(PipelineWorker.layer({ pipeline: pipelineOptions(config) })),
       Layer.merge(MediaDecoder.layer({ backend: config.decoder }))
     )

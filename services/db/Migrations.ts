@@ -12,6 +12,7 @@ import billing from "./migrations/0004_billing.ts"
 import tasks from "./migrations/0005_tasks.ts"
 import search from "./migrations/0006_search.ts"
 import clips from "./migrations/0007_clips.ts"
+import speakersInsights from "./migrations/0008_speakers_insights.ts"
 
 const run = Migrator.make({})
 
@@ -22,7 +23,8 @@ export const migrations = Migrator.fromRecord({
   "0004_billing": billing,
   "0005_tasks": tasks,
   "0006_search": search,
-  "0007_clips": clips
+  "0007_clips": clips,
+  "0008_speakers_insights": speakersInsights
 })
 
 export const MigrationsLayer = Layer.effectDiscard(run({ loader: migrations, table: "verbatim_migrations" }))

@@ -26,6 +26,18 @@ export const JobErrorCode = Schema.Literals([
 ])
 export type JobErrorCode = typeof JobErrorCode.Type
 
+/**
+ * Speaker labelling of a job submitted with `diarize=true`: `pending` until the job ends,
+ * `done` when segments (and words) carry `speaker`, `failed` when diarization could not run —
+ * the job is still `done`, with its transcript without speakers. Null without `diarize`, and
+ * for a job that failed before diarization.
+ */
+export const DiarizationState = Schema.NullOr(Schema.Literals(["pending", "done", "failed"])).annotate({
+  description: "`pending`, `done` or `failed` for a job submitted with diarize=true (a failed diarization still " +
+    "completes the job, without speakers); null otherwise."
+})
+export type DiarizationState = typeof DiarizationState.Type
+
 export const JobView = Schema.Struct({
   job_id: Schema.String,
   status: JobStatus,
@@ -46,7 +58,8 @@ export const JobView = Schema.Struct({
   error_code: Schema.optionalKey(JobErrorCode),
   retryable: Schema.optionalKey(Schema.Boolean),
   /** Keyless samples are previews: only the opening of the recording is transcribed. */
-  preview: Schema.optionalKey(Schema.Boolean)
+  preview: Schema.optionalKey(Schema.Boolean),
+  diarization: DiarizationState
 })
 export type JobView = typeof JobView.Type
 

@@ -4,11 +4,15 @@
  */
 import { Schema } from "effect"
 
-/** A word with its own timing; present only when `word_timestamps=true` was requested. */
+/**
+ * A word with its own timing; present only when `word_timestamps=true` was requested.
+ * `speaker` (`SPEAKER_<nn>`) is present once diarization labelled the word.
+ */
 export const Word = Schema.Struct({
   start: Schema.Finite,
   end: Schema.Finite,
-  text: Schema.String
+  text: Schema.String,
+  speaker: Schema.optionalKey(Schema.NullOr(Schema.String))
 })
 export type Word = typeof Word.Type
 
