@@ -29,6 +29,8 @@ export const cases: ReadonlyArray<Case> = [
   { q: "how fast is the shoreline retreating each year", recording: "Welcome back to Coastline", moment: "two meters of cliff every year", times: [18.93, 28.0] },
   { q: "what is the price of building barriers against the ocean", recording: "Welcome back to Coastline", moment: "twenty thousand dollars per meter", times: [32.9, 40.73] },
   { q: "who plants vegetation on the sandy hills every weekend", recording: "Welcome back to Coastline", moment: "volunteers plant dune grass", times: [47.83, 57.41] },
+  { q: "who is the scientist on the show", recording: "Welcome back to Coastline", moment: "a geologist who studies coastal erosion", times: [0.3, 10.04] },
+  { q: "how much land can a single bad night take away", recording: "Welcome back to Coastline", moment: "ten meters in a single night", times: [18.93, 28.0] },
   { q: "should I expect a downpour this evening", recording: "heavy rain across the northern valleys", moment: "heavy rain" },
   { q: "what has to change in the agreement before signing", recording: "draft contract", moment: "payment terms need another look" },
   { q: "what keeps community journalism going", recording: "rebuilding their local newspapers", moment: "local newspapers" },
