@@ -5,7 +5,6 @@
  * idle past VERBATIM_UPLOAD_ORPHAN_SECONDS (2 s here): no partial file and no job remain.
  */
 import * as fs from "node:fs"
-import * as http from "node:http"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeTestStorage, type TestStorage } from "../support/database.ts"
@@ -45,51 +44,32 @@ const mediaFiles = () =>
     )
     : []
 
-/** Starts a multipart upload announcing `declared` file bytes and sends only `sent` of them, then stalls. */
-const stalledUpload = (server: ServerProcess, declared: number, sent: number) => {
+/** Starts a multipart upload and sends `sent` bytes of its file part, then neither ends nor closes it. */
+const stalledUpload = (server: ServerProcess, sent: number) => {
   const boundary = "----verbatim-crash-boundary"
-  const head = Buffer.from(
+  const head = new TextEncoder().encode(
     `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="meeting.wav"\r\n` +
       "Content-Type: audio/wav\r\n\r\n"
   )
-  const tail = Buffer.from(`\r\n--${boundary}--\r\n`)
-  const url = new URL(server.url)
-  const req = http.request({
-    host: url.hostname,
-    port: Number(url.port),
-    method: "POST",
-    path: "/v1/transcribe",
-    headers: {
-      "X-API-Key": apiKey,
-      "Content-Type": `multipart/form-data; boundary=${boundary}`,
-      "Content-Length": String(head.length + declared + tail.length)
+  const body = new ReadableStream<Uint8Array>({
+    start: (controller) => {
+      controller.enqueue(head)
+      controller.enqueue(new Uint8Array(sent).fill(1))
     }
   })
   // The connection dies with the server; that is the point.
-  req.on("error", () => undefined)
-  const riff = Buffer.alloc(44)
-  riff.write("RIFF", 0)
-  riff.writeUInt32LE(declared - 8, 4)
-  riff.write("WAVEfmt ", 8)
-  riff.writeUInt32LE(16, 16)
-  riff.writeUInt16LE(1, 20)
-  riff.writeUInt16LE(1, 22)
-  riff.writeUInt32LE(16_000, 24)
-  riff.writeUInt32LE(32_000, 28)
-  riff.writeUInt16LE(2, 32)
-  riff.writeUInt16LE(16, 34)
-  riff.write("data", 36)
-  riff.writeUInt32LE(declared - 44, 40)
-  req.write(head)
-  req.write(riff)
-  req.write(Buffer.alloc(sent - 44, 1))
-  return req
+  fetch(`${server.url}/v1/transcribe`, {
+    method: "POST",
+    headers: { "X-API-Key": apiKey, "Content-Type": `multipart/form-data; boundary=${boundary}` },
+    body,
+    duplex: "half"
+  } as RequestInit).catch(() => undefined)
 }
 
 describe("kill -9 during a multipart upload", () => {
   it("leaves no partial file and no job after a restart on the same storage", async () => {
     const first = await start()
-    stalledUpload(first, 25 * 1024 * 1024, 4 * 1024 * 1024)
+    stalledUpload(first, 4 * 1024 * 1024)
     // Wait until the server has written some of the part to disk.
     const deadline = Date.now() + 30_000
     while (!mediaFiles().some((name) => name.endsWith(".partial"))) {
