@@ -260,9 +260,11 @@ export const PostgresSearchBackend = {
             const depth = Math.max(query.limit, LIST_DEPTH)
             const [semanticRows, matchedRows] = yield* Effect.all([
               Effect.flatMap(semantic(query, depth), decodeRows),
-              Effect.flatMap(lexical(query, depth), decodeRows)
+              // Deeper than `depth`: the coverage rule below drops rows that rank high on one
+              // repeated common word, and the well-covered ones may sit below them.
+              Effect.flatMap(lexical(query, depth * 4), decodeRows)
             ])
-            const lexicalRows = wellCovered(query.q, matchedRows)
+            const lexicalRows = wellCovered(query.q, matchedRows).slice(0, depth)
             const byId = new Map<string, typeof Row.Type>()
             for (const row of [...semanticRows, ...lexicalRows]) byId.set(String(row.id), row)
             const fused = reciprocalRankFusion([
