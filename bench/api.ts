@@ -15,13 +15,15 @@
  * transcribed so `GET /v1/jobs/{id}` has a finished job. A bare `node:http` server (its own child
  * process) answers each route with a fixed body of the same size as the real answer.
  *
- * Load: a closed loop of `--connections` (default 8) keep-alive connections per target, each sending
- * the next request when the previous answer has been read; latency is request to end of body.
- * Targets: `GET /v1/jobs/{id}`, `GET /v1/jobs`, `GET /v1/me` with the key, and the bare server's
- * copy of each. Idle: each target for `--seconds` (default 5). Busy: a ~`--minutes` (default 5)
- * recording (the shared speech clips back to back) is submitted, and while it processes the targets
- * are loaded in turn in slices of 2 s until the job ends (or 90 s pass), so each target sees the same
- * phase of the transcription.
+ * Load, two kinds. Throughput: a closed loop of `--connections` (default 8) keep-alive connections
+ * per target, each sending the next request when the previous answer has been read (rps, and latency
+ * at saturation, which is mostly queueing). Responsiveness: an open loop at a fixed `--rate` (default
+ * 20 requests/s per target, far below saturation), latency request to end of body: what one client
+ * polling a job sees. Targets: `GET /v1/jobs/{id}`, `GET /v1/jobs`, `GET /v1/me` with the key, and
+ * the bare server's copy of each. Idle: each target for `--seconds` (default 5). Busy: a
+ * ~`--minutes` (default 10) recording (the shared speech clips back to back) is submitted, and while
+ * it processes the targets are loaded in turn in slices of 2 s until the job ends (or 90 s pass), so
+ * each target sees the same phase of the transcription.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -39,7 +41,8 @@ const option = (name: string, fallback: string) => {
   return at >= 0 && argv[at + 1] !== undefined ? argv[at + 1]! : fallback
 }
 const root = path.resolve(option("root", path.resolve(import.meta.dirname, "..")))
-const minutes = Number(option("minutes", "5"))
+const minutes = Number(option("minutes", "10"))
+const rate = Number(option("rate", "20"))
 const seconds = Number(option("seconds", "5"))
 const connections = Number(option("connections", "8"))
 const busyLimitMs = 90_000
@@ -202,6 +205,37 @@ const load = async (url: string, ms: number, into: Sample) => {
   agent.destroy()
 }
 
+/** Requests at a fixed rate for `ms`, each on its own (open loop), added into `into`. */
+const paced = async (url: string, ms: number, into: Sample) => {
+  const agent = new http.Agent({ keepAlive: true })
+  const target = new URL(url)
+  const pending: Array<Promise<void>> = []
+  const begin = performance.now()
+  for (let i = 0; i < (ms / 1000) * rate; i++) {
+    const due = begin + (i * 1000) / rate
+    if (due > performance.now()) await sleep(due - performance.now())
+    pending.push(new Promise<void>((resolve) => {
+      const sent = performance.now()
+      const req = http.get({ host: target.hostname, port: target.port, path: target.pathname, headers, agent }, (res) => {
+        res.resume()
+        res.on("end", () => {
+          into.latencies.push(performance.now() - sent)
+          if (res.statusCode === 200) into.count++
+          else into.errors++
+          resolve()
+        })
+      })
+      req.on("error", () => {
+        into.errors++
+        resolve()
+      })
+    }))
+  }
+  await Promise.all(pending)
+  into.elapsedMs += performance.now() - begin
+  agent.destroy()
+}
+
 const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
 
@@ -209,33 +243,51 @@ const targets = Object.keys(routes) as Array<Route>
 const row = (label: string, sample: Sample) => {
   const sorted = [...sample.latencies].sort((a, b) => a - b)
   const rps = sample.count / (sample.elapsedMs / 1000)
-  return { label, rps, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] ?? NaN, errors: sample.errors }
+  return {
+    label,
+    rps,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    max: sorted[sorted.length - 1] ?? NaN,
+    errors: sample.errors,
+    latencies: sorted.length
+  }
 }
-const report = (phase: string, results: Record<Route, { server: Sample; bare: Sample }>) => {
+const report = (phase: string, results: Record<Route, { server: Sample; bare: Sample; paced: Sample }>) => {
   console.log(`\n${phase}`)
-  console.log("route                 |  rps   | p50 ms | p99 ms | max ms | errors || bare rps | bare p99 | rps ratio")
+  console.log(`  at ${rate} requests/s per route (open loop):`)
+  for (const name of targets) {
+    const p = row(routes[name].replace(shortJob, "{id}"), results[name].paced)
+    console.log(
+      `  ${p.label.padEnd(21)} p50 ${p.p50.toFixed(1).padStart(6)} ms | p99 ${p.p99.toFixed(1).padStart(6)} ms | ` +
+        `max ${p.max.toFixed(0).padStart(5)} ms | ${p.latencies} requests, ${p.errors} errors`
+    )
+  }
+  console.log(`  saturated (${connections} connections, closed loop):`)
+  console.log("  route                 |  rps   | p50 ms | p99 ms | max ms | errors || bare rps | bare p99 | rps ratio")
   for (const name of targets) {
     const s = row(routes[name].replace(shortJob, "{id}"), results[name].server)
     const b = row("bare", results[name].bare)
     console.log(
-      `${s.label.padEnd(21)} | ${s.rps.toFixed(0).padStart(6)} | ${s.p50.toFixed(1).padStart(6)} | ${s.p99.toFixed(1).padStart(6)} | ` +
+      `  ${s.label.padEnd(21)} | ${s.rps.toFixed(0).padStart(6)} | ${s.p50.toFixed(1).padStart(6)} | ${s.p99.toFixed(1).padStart(6)} | ` +
         `${s.max.toFixed(0).padStart(6)} | ${String(s.errors).padStart(6)} || ${b.rps.toFixed(0).padStart(8)} | ${b.p99.toFixed(1).padStart(8)} | ` +
         `${((100 * s.rps) / b.rps).toFixed(0).padStart(8)} %`
     )
   }
 }
 const freshResults = () =>
-  Object.fromEntries(targets.map((name) => [name, { server: emptySample(), bare: emptySample() }])) as Record<
+  Object.fromEntries(targets.map((name) => [name, { server: emptySample(), bare: emptySample(), paced: emptySample() }])) as Record<
     Route,
-    { server: Sample; bare: Sample }
+    { server: Sample; bare: Sample; paced: Sample }
   >
 
 const idleResults = freshResults()
 for (const name of targets) {
   await load(base + routes[name], seconds * 1000, idleResults[name].server)
   await load(bareBase + routes[name], seconds * 1000, idleResults[name].bare)
+  await paced(base + routes[name], seconds * 1000, idleResults[name].paced)
 }
-report(`idle (${connections} connections, ${seconds} s per target)`, idleResults)
+report(`idle (${seconds} s per target and kind)`, idleResults)
 
 // ---------------------------------------------------------------- while a long file transcribes
 
@@ -261,6 +313,7 @@ busy: for (;;) {
     if ((await status(longJob)) !== "processing" || performance.now() - busyStart > busyLimitMs) break busy
     await load(base + routes[name], 2_000, busyResults[name].server)
     await load(bareBase + routes[name], 2_000, busyResults[name].bare)
+    await paced(base + routes[name], 2_000, busyResults[name].paced)
   }
   rounds++
 }
