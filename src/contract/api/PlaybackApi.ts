@@ -44,13 +44,15 @@ export const byteRangeHeaders = {
   "if-modified-since": Schema.optionalKey(Schema.String)
 }
 
-/** What a signed media link answers: the bytes (200/206) or 304. */
-export const mediaBytes = (contentType: string) =>
+/** What a signed media link answers: the bytes (200/206) in one of `contentTypes`, or 304. */
+export const mediaBytes = (...contentTypes: ReadonlyArray<string>) =>
   [
-    Schema.Uint8Array.pipe(HttpApiSchema.asUint8Array({ contentType })),
-    Schema.Uint8Array.pipe(HttpApiSchema.asUint8Array({ contentType }), HttpApiSchema.status(206)),
+    ...contentTypes.flatMap((contentType) => [
+      Schema.Uint8Array.pipe(HttpApiSchema.asUint8Array({ contentType })),
+      Schema.Uint8Array.pipe(HttpApiSchema.asUint8Array({ contentType }), HttpApiSchema.status(206))
+    ]),
     HttpApiSchema.Empty(304)
-  ] as const
+  ]
 
 export const mediaResponseHeaders = responseHeaders({
   200: {
@@ -89,7 +91,8 @@ export class PlaybackMediaApi extends HttpApiGroup.make("playbackMedia")
       params: jobParams,
       query: linkTokenQuery,
       headers: byteRangeHeaders,
-      success: mediaBytes("application/octet-stream"),
+      // The original as uploaded: its own audio/… or video/… type.
+      success: mediaBytes("audio/*", "video/*"),
       error: [...pathIdErrors, LinkTokenMissing, LinkTokenRejected, NotFound, AudioGone, RangeNotSatisfiable]
     }).annotateMerge(OpenApi.annotations({
       summary: "Original audio through a signed link",
