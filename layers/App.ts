@@ -4,7 +4,7 @@
  * tests build the same layer with `AppConfig.layerWith(...)` in place of the environment.
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option, Redacted } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { createServer } from "node:http"
@@ -32,6 +32,12 @@ import { JobStore } from "../services/jobs/JobStore.ts"
 import { JobWatchdogLayer } from "../services/jobs/JobWatchdog.ts"
 import { TranscribeTask } from "../services/jobs/TranscribeTask.ts"
 import { DiarizeTask } from "../services/jobs/DiarizeTask.ts"
+import { InsightsGenerator } from "../services/insights/InsightsGenerator.ts"
+import { InsightsInvalidation } from "../services/insights/InsightsInvalidation.ts"
+import { InsightsStore } from "../services/insights/InsightsStore.ts"
+import { InsightsTask } from "../services/insights/InsightsTask.ts"
+import { JobInsights } from "../services/insights/JobInsights.ts"
+import { InsightsHandlers } from "../src/http/InsightsHandlers.ts"
 import { TranscriptStore } from "../services/jobs/TranscriptStore.ts"
 import { JobEventFeed } from "../services/work/JobEventFeed.ts"
 import { JobEventLog } from "../services/work/JobEventLog.ts"
@@ -89,7 +95,8 @@ export const DomainLayer = Layer.mergeAll(
   Signer.layer,
   JobEvents.layer,
   MediaStorage.layer,
-  TranscriptFormats.layer
+  TranscriptFormats.layer,
+  InsightsStore.layer
 ).pipe(
   Layer.provideMerge(TranscriptStore.layer),
   Layer.provideMerge(Layer.mergeAll(Billing.layer, IdempotencyKeys.layer, JobEventLog.layer, TaskStore.layer)),
@@ -108,14 +115,36 @@ const ClipWorkLayer = Layer.mergeAll(ClipStore.layer, ClipCharges.layer).pipe(
  * register here next), the job dispatcher, the job event feed and its consumers
  * (webhooks), webhook deliveries and the housekeeping watchdog. Needs a `Transcriber`.
  */
-const TaskKindsLayer = TaskHandlers.layer<Effect.Services<typeof TranscribeTask | typeof RenderClipTask | typeof DiarizeTask>>(
+/**
+ * Insights generation: MiniLM from `VERBATIM_MODELS_DIR` (loaded on the first generation) and,
+ * when `VERBATIM_LLM_URL` is set, the OpenAI-compatible endpoint for the abstractive fields.
+ */
+const InsightsGeneratorLayer = Layer.unwrap(AppConfig.useSync((config) =>
+  InsightsGenerator.layer({
+    modelsDir: config.modelsDir,
+    llm: Option.isNone(config.llmUrl) ? undefined : {
+      url: config.llmUrl.value,
+      model: config.llmModel,
+      timeoutMs: config.llmTimeoutSeconds * 1000,
+      ...(Option.isSome(config.llmKey) ? { apiKey: Redacted.value(config.llmKey.value) } : {})
+    }
+  })
+))
+
+const TaskKindsLayer = TaskHandlers.layer<
+  Effect.Services<typeof TranscribeTask | typeof RenderClipTask | typeof DiarizeTask | typeof InsightsTask>
+>(
   TranscribeTask,
   RenderClipTask,
-  DiarizeTask
-).pipe(Layer.provide(ClipWorkLayer))
+  DiarizeTask,
+  InsightsTask
+).pipe(Layer.provide(Layer.merge(ClipWorkLayer, InsightsGeneratorLayer)))
 
 export const WorkLayer = Layer.mergeAll(JobEvents.deliveryLoop, JobWatchdogLayer, JobEventFeed.loop, JobReconciler).pipe(
-  Layer.provideMerge(JobEventFeed.layer(JobEvents.webhookConsumer)),
+  Layer.provideMerge(JobEventFeed.layer<Effect.Services<typeof JobEvents.webhookConsumer | typeof InsightsInvalidation>>(
+    JobEvents.webhookConsumer,
+    InsightsInvalidation
+  )),
   Layer.provideMerge(Layer.mergeAll(JobDispatcher.layer, MessageCleanup.layer, UnfinishedJobs.layer)),
   Layer.provideMerge(Layer.unwrap(AppConfig.useSync((config) => WorkClusterLayer(clusterOptionsFrom(config), TaskKindsLayer))))
 )
@@ -134,7 +163,10 @@ const UseCasesLayer = Layer.mergeAll(
 )
 
 /** Clips build on the transcript reads and job access above. */
-const ClipUseCasesLayer = Clips.layer.pipe(Layer.provideMerge(UseCasesLayer))
+const ClipUseCasesLayer = Layer.mergeAll(
+  Clips.layer,
+  Layer.unwrap(AppConfig.useSync((config) => JobInsights.layer({ waitMs: config.insightsWaitSeconds * 1000 })))
+).pipe(Layer.provideMerge(UseCasesLayer))
 
 const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([
@@ -150,7 +182,8 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pi
     PlaybackHandlers,
     PlaybackMediaHandlers,
     ClipHandlers,
-    ClipMediaHandlers
+    ClipMediaHandlers,
+    InsightsHandlers
   ]),
   Layer.provide([RequireAccountLive, AllowGuestLive]),
   Layer.provide(ClipUseCasesLayer)

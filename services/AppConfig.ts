@@ -49,6 +49,17 @@ export interface AppConfigShape {
    */
   readonly encoder: "auto" | "fp32" | "q8"
   readonly threads: number
+  /**
+   * An OpenAI-compatible chat endpoint (API root, e.g. `http://localhost:11434/v1`) for the
+   * abstractive insights summary and chapter titles; unset: extractive insights only.
+   */
+  readonly llmUrl: Option.Option<string>
+  readonly llmModel: string
+  readonly llmKey: Option.Option<Redacted.Redacted>
+  /** Longest wait for one LLM call. */
+  readonly llmTimeoutSeconds: number
+  /** How long `GET /v1/jobs/{id}/insights` waits for a generation before answering 503 INSIGHTS_PENDING. */
+  readonly insightsWaitSeconds: number
   /** A processing job whose heartbeat is older than this ends PROCESSING_STALLED. */
   readonly jobStallSeconds: number
   /** A job processing longer than this ends PROCESSING_TIMEOUT. */
@@ -90,6 +101,11 @@ export const knownVariables: ReadonlyArray<string> = [
   "VERBATIM_MODEL",
   "VERBATIM_THREADS",
   "VERBATIM_ENCODER",
+  "VERBATIM_LLM_URL",
+  "VERBATIM_LLM_MODEL",
+  "VERBATIM_LLM_KEY",
+  "VERBATIM_LLM_TIMEOUT_SECONDS",
+  "VERBATIM_INSIGHTS_WAIT_SECONDS",
   "VERBATIM_JOB_STALL_SECONDS",
   "VERBATIM_JOB_TIMEOUT_SECONDS",
   "VERBATIM_UPLOAD_ORPHAN_SECONDS",
@@ -142,6 +158,11 @@ const config = Config.all({
   ),
   threads: positiveInt("VERBATIM_THREADS", 2),
   encoder: Config.Literals(["auto", "fp32", "q8"], "VERBATIM_ENCODER").pipe(Config.withDefault("auto" as const)),
+  llmUrl: Config.option(Config.URL("VERBATIM_LLM_URL").pipe(Config.map((url) => url.href.replace(/\/$/, "")))),
+  llmModel: Config.NonEmptyString("VERBATIM_LLM_MODEL").pipe(Config.withDefault("llama3.1")),
+  llmKey: Config.option(Config.Redacted("VERBATIM_LLM_KEY")),
+  llmTimeoutSeconds: positiveInt("VERBATIM_LLM_TIMEOUT_SECONDS", 120),
+  insightsWaitSeconds: positiveInt("VERBATIM_INSIGHTS_WAIT_SECONDS", 60),
   jobStallSeconds: positiveInt("VERBATIM_JOB_STALL_SECONDS", 600),
   jobTimeoutSeconds: positiveInt("VERBATIM_JOB_TIMEOUT_SECONDS", 6 * 3600),
   uploadOrphanSeconds: positiveInt("VERBATIM_UPLOAD_ORPHAN_SECONDS", 3600),

@@ -4,7 +4,7 @@
  * - browsers refused: any request carrying `Origin`, and CORS preflights, get 403
  *   `BROWSER_FORBIDDEN` with no CORS allow headers — the API is for servers and scripts;
  * - failures outside typed handler errors mapped to `{ error, code }` (see ErrorResponses);
- * - `Retry-After` on every 429 from the body's `retry_after`;
+ * - `Retry-After` on every 429 (and a 503 whose body has one) from the body's `retry_after`;
  * - one pino line per request.
  */
 import { Effect, type Types } from "effect"
@@ -62,7 +62,7 @@ export const EdgeMiddleware = HttpRouter.middleware(
             })
           )
         response = normalizeErrorResponse(response)
-        if (response.status === 429 && response.headers["retry-after"] === undefined) {
+        if ((response.status === 429 || response.status === 503) && response.headers["retry-after"] === undefined) {
           const retryAfter = retryAfterFromBody(response)
           if (retryAfter !== undefined) response = HttpServerResponse.setHeader(response, "retry-after", retryAfter)
         }

@@ -9,6 +9,7 @@ import { BillingApi, PaymentPagesApi } from "./BillingApi.ts"
 import { SystemApi } from "./SystemApi.ts"
 import { PlaybackApi, PlaybackMediaApi } from "./PlaybackApi.ts"
 import { ClipMediaApi, ClipsApi } from "./ClipsApi.ts"
+import { InsightsApi } from "./InsightsApi.ts"
 import { truthfulDocument } from "./Document.ts"
 
 export class Api extends HttpApi.make("verbatim")
@@ -23,6 +24,7 @@ export class Api extends HttpApi.make("verbatim")
   .add(SystemApi)
   .add(PlaybackApi).add(PlaybackMediaApi)
   .add(ClipsApi).add(ClipMediaApi)
+  .add(InsightsApi)
   .annotateMerge(OpenApi.annotations({
     title: "Verbatim transcription API",
     version: "1.0.0",

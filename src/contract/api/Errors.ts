@@ -222,3 +222,27 @@ export class RangeNotSatisfiable extends Schema.Error<RangeNotSatisfiable>("Rang
   code: code("RANGE_NOT_SATISFIABLE"),
   size: Schema.Number
 }, { httpApiStatus: 416 }) {}
+
+/*
+ * Insights (`GET /v1/jobs/{job_id}/insights`).
+ */
+
+/** The transcript has too little speech to summarize (no speech, or fewer words than `minimum_words`). */
+export class NoSpeech extends Schema.Error<NoSpeech>("NoSpeech")({
+  ...wire("NoSpeech"),
+  code: code("NO_SPEECH"),
+  words: Schema.Int,
+  minimum_words: Schema.Int
+}, { httpApiStatus: 409 }) {}
+
+/**
+ * Insights could not be produced now: `INSIGHTS_UNAVAILABLE` when generation failed (the
+ * configured LLM endpoint timed out or failed, the embedding model failed; the task retries
+ * with backoff), `INSIGHTS_PENDING` when generation is still running after the request's wait.
+ * Nothing half-made is stored; retry after `retry_after` seconds (also the `Retry-After` header).
+ */
+export class InsightsNotAvailable extends Schema.Error<InsightsNotAvailable>("InsightsNotAvailable")({
+  ...wire("InsightsNotAvailable"),
+  code: Schema.Literals(["INSIGHTS_UNAVAILABLE", "INSIGHTS_PENDING"]),
+  retry_after: Schema.Int
+}, { httpApiStatus: 503 }) {}

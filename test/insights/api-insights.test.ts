@@ -1,0 +1,230 @@
+/**
+ * `GET /v1/jobs/{job_id}/insights` over a real socket.
+ *
+ * Real pipeline (whisper-tiny.en, the voice encoder, MiniLM) on a08 with diarization: the payload
+ * is checked for content (summary sentences said in the transcript, the subject's words among the
+ * topics, quotes timed inside their segments, the speakers' names), generated once — a second
+ * call and concurrent first calls are served from one generation — and generated again after a
+ * correction. Every error: 404 for another account's job, 409 NOT_READY, 409 NO_SPEECH (silence;
+ * a short clip under the word bound), 402 transcript_locked with pay links.
+ *
+ * Generation failure: a server whose LLM endpoint (a test double that never answers) times out
+ * answers 503 INSIGHTS_UNAVAILABLE with Retry-After and stores nothing; its transcripts come from
+ * the stand-in pipeline (the pipeline is not what that test is about).
+ */
+import * as fs from "node:fs"
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
+import * as path from "node:path"
+import { Effect, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { MIN_WORDS } from "../../services/insights/Insights.ts"
+import { InsightsStore } from "../../services/insights/InsightsStore.ts"
+import { insightsMinimumWords } from "../../src/contract/api/InsightsApi.ts"
+import { JobId } from "../../src/contract/domain/Ids.ts"
+import type { Insights } from "../../src/contract/domain/Insights.ts"
+import type { Transcript } from "../../src/contract/domain/Transcript.ts"
+import { accepted, expectError, request, submitFile, waitForJob } from "../support/jobsClient.ts"
+import { mediaDir } from "../support/paths.ts"
+import { startServer, type TestServer } from "../support/server.ts"
+import { makeStandIn, tinyWav } from "../support/standInPipeline.ts"
+
+const submit = async (server: TestServer, key: string, file: string, fields: Record<string, string> = {}) =>
+  (await accepted(await submitFile(server, {
+    key,
+    file: { name: file, bytes: new Uint8Array(fs.readFileSync(path.join(mediaDir, file))) },
+    fields
+  }))).job_id
+
+const insightsOf = (server: TestServer, key: string, id: string) => request(server, "GET", `/v1/jobs/${id}/insights`, key)
+
+const okInsights = async (response: Response): Promise<Insights> => {
+  const text = await response.text()
+  expect(response.status, text).toBe(200)
+  const body = JSON.parse(text) as { insights: Insights }
+  expect(Object.keys(body)).toEqual(["insights"])
+  return body.insights
+}
+
+const generations = (server: TestServer, id: string) =>
+  server.logs.filter((line) => line.includes("insights generated") && line.includes(id)).length
+
+const normalize = (text: string) => text.toLowerCase().replace(/[^a-z0-9' ]+/g, " ").replace(/\s+/g, " ").trim()
+
+describe("insights with the real pipeline", () => {
+  let server: TestServer
+  let key: string
+  const jobs: Record<string, string> = {}
+
+  beforeAll(async () => {
+    server = await startServer("insights", { rateLimitPerMinute: 10_000 })
+    key = (await server.account()).key
+    jobs["a08"] = await submit(server, key, "a08_interview_three_speakers.wav", { diarize: "true", word_timestamps: "true" })
+    jobs["n01"] = await submit(server, key, "n01_silence.wav")
+    jobs["a01"] = await submit(server, key, "a01_slt_budget.wav")
+  }, 60_000)
+  afterAll(async () => {
+    await server?.close()
+  })
+
+  it("answers 409 NOT_READY while the job runs", async () => {
+    await expectError(await insightsOf(server, key, jobs["a08"]!), 409, "NOT_READY")
+  })
+
+  it("generates once for concurrent first calls; the payload is grounded in the transcript", async () => {
+    const id = jobs["a08"]!
+    await waitForJob(server, key, id, undefined, { timeoutMs: 240_000, intervalMs: 500 })
+    const answers = await Promise.all([1, 2, 3].map(() => insightsOf(server, key, id).then(okInsights)))
+    expect(answers[1]).toEqual(answers[0])
+    expect(answers[2]).toEqual(answers[0])
+    expect(generations(server, id)).toBe(1)
+    const insights = answers[0]!
+
+    const transcript = await (await request(server, "GET", `/v1/jobs/${id}/result?format=json`, key)).json() as Transcript
+    const spoken = normalize(transcript.text)
+    expect(insights.providers).toEqual({ summary: "extractive", topics: "extractive", quotes: "extractive", speakers: "extractive", chapters: "extractive" })
+
+    // Summary: a few sentences, each said in the recording, in spoken order, with its speaker.
+    expect(insights.summary.sentences.length).toBeGreaterThanOrEqual(2)
+    let previous = -1
+    for (const sentence of insights.summary.sentences) {
+      expect(spoken).toContain(normalize(sentence.text))
+      expect(sentence.start).toBeGreaterThanOrEqual(previous)
+      previous = sentence.start
+      expect(sentence.speaker).toMatch(/^SPEAKER_0[0-2]$/)
+    }
+
+    // Topics: the subject's words (erosion, sea walls, dunes, the coast) rank among them.
+    const phrases = insights.topics.map((t) => t.phrase.toLowerCase())
+    expect(phrases.some((p) => /erosion|sea wall|dune|coast|beach|cliff/.test(p)), phrases.join(", ")).toBe(true)
+    expect(insights.topics[0]!.weight).toBe(1)
+    for (const topic of insights.topics) expect(topic.count).toBeGreaterThanOrEqual(1)
+
+    // Quotes: verbatim, timed inside the segments they come from.
+    expect(insights.quotes.length).toBeGreaterThan(0)
+    for (const quote of insights.quotes) {
+      expect(spoken).toContain(normalize(quote.text))
+      expect(quote.end).toBeGreaterThan(quote.start)
+      const inside = transcript.segments.some((s) => s.start - 0.01 <= quote.start && quote.end <= s.end + 0.01) ||
+        (quote.start >= transcript.segments[0]!.start && quote.end <= transcript.segments.at(-1)!.end)
+      expect(inside, JSON.stringify(quote)).toBe(true)
+      expect(quote.text).not.toMatch(/^(and|so|it|but|because)\b/i)
+    }
+
+    // Speakers: the three diarized voices; the names whisper-tiny.en writes correctly.
+    expect(insights.speakers.map((s) => s.label)).toEqual(["SPEAKER_00", "SPEAKER_01", "SPEAKER_02"])
+    const share = insights.speakers.reduce((a, s) => a + s.share, 0)
+    expect(share).toBeCloseTo(1, 2)
+    const names = insights.speakers.map((s) => s.name ?? "")
+    expect(names[0]).toMatch(/Laura/)
+    expect(names[1]).toMatch(/Samuel/)
+    expect(insights.chapters.length).toBeGreaterThanOrEqual(1)
+  })
+
+  it("serves the stored insights afterwards without generating again", async () => {
+    const id = jobs["a08"]!
+    const stored = await server.run(InsightsStore.use((store) => store.get(JobId.make(id))))
+    const first = await okInsights(await insightsOf(server, key, id))
+    const again = await server.run(InsightsStore.use((store) => store.get(JobId.make(id))))
+    expect(generations(server, id)).toBe(1)
+    expect(Option.getOrThrow(again).generatedAt).toEqual(Option.getOrThrow(stored).generatedAt)
+    const outcome = Option.getOrThrow(again).outcome
+    expect(outcome._tag === "Done" ? outcome.insights : undefined).toEqual(first)
+  })
+
+  it("generates again after a correction of the transcript", async () => {
+    const id = jobs["a08"]!
+    const patch = await fetch(`${server.url}/v1/jobs/${id}/transcript`, {
+      method: "PATCH",
+      headers: { "X-API-Key": key, "Content-Type": "application/json" },
+      body: JSON.stringify({ segments: [{ index: 0, text: "Welcome back to Coastline, the show about our changing shores and tides." }] })
+    })
+    expect(patch.status).toBe(200)
+    const insights = await okInsights(await insightsOf(server, key, id))
+    expect(generations(server, id)).toBe(2)
+    expect(insights.summary.sentences.length).toBeGreaterThan(0)
+  })
+
+  it("answers 409 NO_SPEECH for silence and for a clip under the word bound", async () => {
+    expect(insightsMinimumWords).toBe(MIN_WORDS)
+    await waitForJob(server, key, jobs["n01"]!, undefined, { timeoutMs: 120_000, intervalMs: 500 })
+    await expectError(await insightsOf(server, key, jobs["n01"]!), 409, "NO_SPEECH")
+    await waitForJob(server, key, jobs["a01"]!, undefined, { timeoutMs: 120_000, intervalMs: 500 })
+    const short = await insightsOf(server, key, jobs["a01"]!)
+    const body = await short.clone().json() as { words: number; minimum_words: number }
+    await expectError(short, 409, "NO_SPEECH")
+    expect(body.minimum_words).toBe(MIN_WORDS)
+    expect(body.words).toBeGreaterThan(0)
+    expect(body.words).toBeLessThan(MIN_WORDS)
+  })
+
+  it("answers 402 transcript_locked with pay links for a locked job", async () => {
+    const id = jobs["a01"]!
+    await server.run(Effect.gen(function*() {
+      yield* (yield* SqlClient.SqlClient)`UPDATE jobs SET locked = true WHERE id = ${id}`.pipe(Effect.orDie)
+    }))
+    const response = await insightsOf(server, key, id)
+    const body = await response.clone().json() as Record<string, unknown>
+    await expectError(response, 402, "transcript_locked")
+    expect(String(body["upgrade_url"])).toMatch(/^http/)
+    expect(String(body["checkout_url"])).toMatch(/^http/)
+  })
+
+  it("answers 404 for another account's job and forgets a deleted job's insights", async () => {
+    const other = (await server.account()).key
+    await expectError(await insightsOf(server, other, jobs["a08"]!), 404, "NOT_FOUND")
+    const deleted = await request(server, "DELETE", `/v1/jobs/${jobs["a08"]!}`, key)
+    expect(deleted.status).toBeLessThan(300)
+    await expectError(await insightsOf(server, key, jobs["a08"]!), 404, "NOT_FOUND")
+    const deadline = Date.now() + 10_000
+    while (Date.now() < deadline) {
+      const row = await server.run(InsightsStore.use((store) => store.get(JobId.make(jobs["a08"]!))))
+      if (Option.isNone(row)) return
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+    throw new Error("the deleted job's insights are still stored")
+  })
+})
+
+describe("insights when generation fails", () => {
+  let server: TestServer
+  let key: string
+  let llm: http.Server
+  let llmCalls = 0
+
+  beforeAll(async () => {
+    // An OpenAI-compatible endpoint that never answers: every call times out.
+    llm = http.createServer(() => {
+      llmCalls++
+    })
+    await new Promise<void>((resolve) => llm.listen(0, "127.0.0.1", resolve))
+    const standIn = makeStandIn({ delayMs: 100, steps: 2 })
+    server = await startServer("insights-llm", {
+      llmUrl: Option.some(`http://127.0.0.1:${(llm.address() as AddressInfo).port}/v1`),
+      llmTimeoutSeconds: 1
+    }, { pipeline: standIn.layer })
+    key = (await server.account()).key
+  }, 60_000)
+  afterAll(async () => {
+    await server?.close()
+    llm?.closeAllConnections()
+    await new Promise((resolve) => llm?.close(resolve))
+  })
+
+  it("answers 503 INSIGHTS_UNAVAILABLE with Retry-After and stores nothing", async () => {
+    const words = "Sea walls are expensive and they often push the erosion further down the beach while dune grass holds the sand together " +
+      "and costs almost nothing so volunteers plant it every Saturday on the northern beaches where the cliff retreats two meters a year."
+    const id = (await accepted(await submitFile(server, {
+      key,
+      file: { name: "talk.wav", bytes: tinyWav({ text: words }) }
+    }))).job_id
+    await waitForJob(server, key, id, (job) => job.status === "done")
+    const response = await insightsOf(server, key, id)
+    expect(response.headers.get("retry-after")).toMatch(/^\d+$/)
+    await expectError(response, 503, "INSIGHTS_UNAVAILABLE")
+    expect(llmCalls).toBeGreaterThanOrEqual(1)
+    const stored = await server.run(InsightsStore.use((store) => store.get(JobId.make(id))))
+    expect(Option.isNone(stored)).toBe(true)
+  })
+})
