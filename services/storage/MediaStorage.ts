@@ -95,22 +95,32 @@ export class MediaStorage extends Context.Service<MediaStorage, {
           const temporary = `${file}.${randomBytes(4).toString("hex")}.partial`
           const cleanup = Effect.sync(() => fs.rmSync(temporary, { force: true }))
           return yield* Effect.gen(function*() {
-            yield* Effect.sync(() => fs.mkdirSync(path.dirname(file), { recursive: true }))
             const bytes = yield* Effect.scoped(Effect.gen(function*() {
+              let failure: Error | undefined
               const out = yield* Effect.acquireRelease(
-                Effect.sync(() => fs.createWriteStream(temporary)),
+                Effect.sync(() => {
+                  // Created at once (not on the stream's deferred open): a sweep never sees the folder empty.
+                  fs.mkdirSync(path.dirname(file), { recursive: true })
+                  const stream = fs.createWriteStream(temporary, { fd: fs.openSync(temporary, "w") })
+                  stream.on("error", (error) => (failure = error))
+                  return stream
+                }),
                 (stream) =>
                   Effect.callback<void>((resume) => {
                     stream.end(() => resume(Effect.void))
                   })
               )
+              const settle = (resume: (effect: Effect.Effect<void>) => void) => () =>
+                resume(failure === undefined ? Effect.void : Effect.die(failure))
               let bytes = 0
               yield* Stream.runForEach(body, (chunk) => {
                 bytes += chunk.byteLength
                 if (bytes > maxBytes) return Effect.fail(new ObjectTooLarge({ limit: maxBytes }))
+                if (failure !== undefined) return Effect.die(failure)
                 return Effect.callback<void>((resume) => {
-                  if (out.write(chunk)) resume(Effect.void)
-                  else out.once("drain", () => resume(Effect.void))
+                  if (out.write(chunk)) return resume(Effect.void)
+                  out.once("drain", settle(resume))
+                  out.once("error", settle(resume))
                 })
               })
               return bytes
@@ -193,17 +203,23 @@ export class MediaStorage extends Context.Service<MediaStorage, {
               }))
           )
 
+      /** Whether nothing was added to or removed from `folder` itself since `before`. */
+      const folderIdle = (folder: string, before: number) =>
+        (fs.statSync(folder, { throwIfNoEntry: false })?.mtimeMs ?? Infinity) <= before
+
       const sweepTemporaries = Effect.fn("MediaStorage.sweepTemporaries")(function*(olderThanMs: number) {
         const before = (yield* Clock.currentTimeMillis) - olderThanMs
         return yield* Effect.sync(() => {
           let removed = 0
           for (const owner of ownerFolders()) {
+            // Judged before this sweep touches it; a fresh folder an upload is about to fill stays.
+            const idle = folderIdle(owner.absolute, before)
             for (const { file, mtimeMs } of filesBelow(owner.absolute)) {
               if (!temporaryName.test(file) || mtimeMs > before) continue
               fs.rmSync(file, { force: true })
               removed++
             }
-            removeEmptyFolder(owner.absolute)
+            if (idle) removeEmptyFolder(owner.absolute)
           }
           return removed
         })
@@ -213,6 +229,8 @@ export class MediaStorage extends Context.Service<MediaStorage, {
         const before = (yield* Clock.currentTimeMillis) - olderThanMs
         return yield* Effect.sync(() =>
           ownerFolders()
+            // A fresh folder, still empty, is not idle.
+            .filter((owner) => folderIdle(owner.absolute, before))
             .filter((owner) => filesBelow(owner.absolute).every((entry) => entry.mtimeMs <= before))
             .map(({ folder, ownerId }) => ({ folder, ownerId }))
         )
