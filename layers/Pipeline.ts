@@ -28,7 +28,9 @@ export const pipelineOptions = (config: AppConfigShape): PipelineOptions => ({
   encoder: config.encoder !== "auto" ? config.encoder : config.model === "whisper-base" ? "q8" : "fp32",
   threads: config.threads,
   idleUnloadMs: 10 * 60_000,
-  reportDownloads: true
+  reportDownloads: true,
+  // The API answers first; transcription takes the CPU that is left (bench/api.ts).
+  niceness: 10
 })
 
 /** Transcription and diarization in the pipeline worker; decoding probes on the main thread. */

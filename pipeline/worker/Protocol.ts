@@ -101,6 +101,11 @@ export interface PipelineOptions {
   readonly idleUnloadMs: number
   /** Report model downloads on stderr. */
   readonly reportDownloads: boolean
+  /**
+   * Scheduling niceness of the worker's threads (0 = as the process; 10 = the main thread's HTTP
+   * work goes first on a busy machine). Applied inside the worker only.
+   */
+  readonly niceness: number
 }
 
 /**

@@ -7,6 +7,7 @@
  * loaded between calls and unload after their idle time, as in-process.
  */
 import { Cause, Context, Effect, Exit, Fiber, Layer, Schema, Scope } from "effect"
+import * as os from "node:os"
 import { parentPort, workerData } from "node:worker_threads"
 import { Transcriber } from "../Transcriber.ts"
 import { FileDiarizer } from "../diarize/FileDiarizer.ts"
@@ -110,6 +111,20 @@ const encoded = (id: number, make: () => FromWorker): FromWorker => {
     return make()
   } catch (cause) {
     return { _tag: "Defect", id, message: `answer could not be encoded: ${String(cause)}` }
+  }
+}
+
+/**
+ * Lower this thread's scheduling priority before anything else starts, so the threads it creates
+ * (onnxruntime's intra-op pool, the ffmpeg worker) inherit it: on a busy machine the main thread's
+ * HTTP work is served first and the pipeline takes the CPU that is left. On Linux, `setpriority` on
+ * "process" 0 applies to the calling thread only. Best effort (refused or unsupported: unchanged).
+ */
+if (input.pipeline.niceness > 0) {
+  try {
+    os.setPriority(input.pipeline.niceness)
+  } catch {
+    // Not permitted or not supported here: run at the inherited priority.
   }
 }
 

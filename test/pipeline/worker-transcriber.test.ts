@@ -26,7 +26,8 @@ const pipeline: PipelineOptions = {
   encoder: "fp32",
   threads: 2,
   idleUnloadMs: 60_000,
-  reportDownloads: false
+  reportDownloads: false,
+  niceness: 10
 }
 
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "verbatim-worker-"))
@@ -124,6 +125,12 @@ describe("pipeline worker", () => {
       expect(Exit.isFailure(missing) && Cause.hasDies(missing.cause)).toBe(true)
       expect(Exit.isFailure(missing) && Cause.pretty(missing.cause)).toContain("no such file")
       expect(yield* worker.threadId).toBe(first)
+
+      // The worker's threads (its own, onnxruntime's, ffmpeg's) run at lower priority; this one not.
+      const nice = (task: string) => Number(fs.readFileSync(`/proc/self/task/${task}/stat`, "utf8").split(") ")[1]!.split(" ")[16])
+      const niceness = fs.readdirSync("/proc/self/task").map(nice)
+      expect(nice(String(process.pid))).toBe(0)
+      expect(niceness.filter((n) => n === 10).length).toBeGreaterThanOrEqual(2)
     }).pipe(Effect.provide(workerLayer())))
 
   it.live("stops the work in the worker when the call is interrupted", () =>
