@@ -68,6 +68,7 @@ import { ClipCharges } from "../services/clips/ClipCharges.ts"
 import { Clips } from "../services/clips/Clips.ts"
 import { ClipStore } from "../services/clips/ClipStore.ts"
 import { RenderClipTask } from "../services/clips/RenderClipTask.ts"
+import { WordAlignment } from "../services/clips/WordAlignment.ts"
 import { ClipHandlers, ClipMediaHandlers } from "../src/http/ClipHandlers.ts"
 import { UploadHandlers, UploadTransferHandlers } from "../src/http/UploadHandlers.ts"
 import { McpRoutes } from "../src/http/McpHandlers.ts"
@@ -105,7 +106,7 @@ export const DomainLayer = Layer.mergeAll(
 )
 
 /** Clip storage, charges and the renderer (native ffmpeg when present, else WASM; `VERBATIM_DECODER`). */
-const ClipWorkLayer = Layer.mergeAll(ClipStore.layer, ClipCharges.layer).pipe(
+const ClipWorkLayer = Layer.mergeAll(ClipStore.layer, ClipCharges.layer, WordAlignment.layer).pipe(
   Layer.provideMerge(Layer.unwrap(AppConfig.useSync((config) => ClipRenderer.layer({ backend: config.decoder }))))
 )
 

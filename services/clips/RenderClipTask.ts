@@ -11,8 +11,11 @@
  * fails with ffmpeg's reason and its minutes are credited back; a crash of the worker is
  * retried once, and giving up fails the clip the same way.
  *
+ * Caption word times: stored, else aligned on demand, else estimated (see WordAlignment).
+ *
  * Registration: `TaskHandlers.layer(…, RenderClipTask)` where the process's task kinds are
- * composed (layers/App.ts), with `ClipStore`, `ClipCharges` and a `ClipRenderer` provided.
+ * composed (layers/App.ts), with `ClipStore`, `ClipCharges`, `WordAlignment` and a
+ * `ClipRenderer` provided.
  */
 import { Clock, Duration, Effect, Option } from "effect"
 import { ClipRenderer } from "../../pipeline/render/ClipRenderer.ts"
@@ -24,7 +27,7 @@ import type { GiveUpReason, TaskHandler, TaskRun } from "../work/TaskKind.ts"
 import { ClipCharges } from "./ClipCharges.ts"
 import { clipObjectKey } from "./Clips.ts"
 import { type ClipRecord, ClipStore } from "./ClipStore.ts"
-import { clipWords } from "./ClipWords.ts"
+import { WordAlignment } from "./WordAlignment.ts"
 
 const watchEvery = Duration.seconds(1)
 const progressEveryMs = 1000
@@ -44,6 +47,7 @@ export const RenderClipTask = Effect.gen(function*() {
   const jobs = yield* JobStore
   const transcripts = yield* TranscriptStore
   const storage = yield* MediaStorage
+  const alignment = yield* WordAlignment
 
   const failWithRefund = (clip: ClipRecord, error: string) =>
     Effect.gen(function*() {
@@ -78,7 +82,9 @@ export const RenderClipTask = Effect.gen(function*() {
       return
     }
     const transcript = yield* transcripts.get(clip.job_id)
-    const words = Option.match(transcript, { onNone: () => [], onSome: (t) => clipWords(t, clip.start_s, clip.end_s) })
+    const words = Option.isNone(transcript)
+      ? []
+      : (yield* alignment.clipWords(source.value, transcript.value, clip.start_s, clip.end_s)).words
     if (!(yield* clips.startRendering(clip.id))) return
     const key = clipObjectKey(clip.job_id, clip.id)
     const outputPath = yield* storage.prepare(key)
