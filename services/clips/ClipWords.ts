@@ -5,8 +5,9 @@
  * `word_timestamps`. Otherwise they are estimated per segment: the segment's span is shared
  * among its words in proportion to their length in characters (plus one for the gap after
  * each word), which keeps every word inside its own phrase — captions can be early or late
- * by a fraction of a phrase, never by more. (Acoustic alignment of a finished job's words is
- * not run on demand.) Words are kept when they overlap the clip and clipped to its bounds.
+ * by a fraction of a phrase, never by more. (The render first tries to time such words by
+ * recognition, see WordAlignment; this estimate is what is left when that finds nothing.)
+ * Words are kept when they overlap the clip and clipped to its bounds.
  */
 import type { Transcript } from "../../src/contract/domain/Transcript.ts"
 import type { TimedWord } from "../../pipeline/render/CaptionScript.ts"
