@@ -10,19 +10,10 @@ import { open } from "node:fs/promises"
 import { MediaDecoder } from "../../pipeline/media/MediaDecoder.ts"
 import { FileTooLarge, UnsupportedMedia, ValidationFailed } from "../../src/contract/api/Errors.ts"
 import { maxAudioSeconds } from "../../src/contract/api/JobsApi.ts"
-import type { JobId } from "../../src/contract/domain/Ids.ts"
 import { acceptedExtensions, extensionOf, isAcceptedMime } from "../../src/contract/domain/MediaTypes.ts"
 import { MediaStorage } from "../storage/MediaStorage.ts"
 
-/** Storage keys of a job's media. */
-export const mediaKeys = {
-  /** A multipart upload, stored as it arrives. */
-  original: (jobId: JobId | string, extension: string) => `jobs/${jobId}/original.${extension}`,
-  /** A direct upload's bytes (PUT to the signed URL) before and after commit. */
-  directUpload: (jobId: JobId | string, extension: string) => `uploads/${jobId}/original.${extension}`,
-  /** A link job's media once the runner downloaded it. */
-  download: (jobId: JobId | string) => `jobs/${jobId}/download`
-} as const
+export { mediaKeys } from "../storage/MediaKeys.ts"
 
 /** Names longer than this are refused, as `uploads/init` refuses them (`filename` ≤ 512). */
 export const maxFilenameLength = 512

@@ -14,6 +14,7 @@ import type { JobId } from "../../src/contract/domain/Ids.ts"
 import { JobErrorCode } from "../../src/contract/domain/Job.ts"
 import { AppConfig } from "../AppConfig.ts"
 import { LinkResolver } from "../links/LinkResolver.ts"
+import { mediaKeys } from "../storage/MediaKeys.ts"
 import { MediaStorage } from "../storage/MediaStorage.ts"
 import type { GiveUpReason, TaskHandler, TaskRun } from "../work/TaskKind.ts"
 import { Tasks } from "../work/Tasks.ts"
@@ -82,7 +83,7 @@ export const TranscribeTask = Effect.gen(function*() {
     if (resolved === null) {
       return yield* new RunFailure({ code: "SERVICE_ERROR", error: "The job has neither a file nor a link.", retryable: false })
     }
-    const key = `jobs/${job.id}/download`
+    const key = mediaKeys.download(job.id)
     const path = yield* storage.prepare(key)
     const downloaded = yield* resolver.download(resolved, path).pipe(
       Effect.mapError((failed) => new RunFailure({ code: failed.code, error: failed.message, retryable: failed.retryable }))
