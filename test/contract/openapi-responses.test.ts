@@ -6,6 +6,8 @@
  * body that validates against that status's schema. A finished job's result is checked
  * in every format. The stand-in pipeline keeps jobs fast; what is checked is the HTTP shape.
  */
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { rawRequest } from "../support/jobsClient.ts"
 import { startServer, type TestServer } from "../support/server.ts"
@@ -207,6 +209,30 @@ describe("answers match /openapi.json", () => {
     await call("GET", `/v1/jobs/${id}`, 404, { key })
     await call("POST", `/v1/jobs/${id}/restore`, 200, { key })
     await call("GET", `/v1/jobs/${id}`, 200, { key })
+  })
+
+  it("insights: 200, NOT_READY, NO_SPEECH, 402 transcript_locked, BAD_ID, NOT_FOUND, 401", async () => {
+    const slow = (await call("POST", "/v1/transcribe", 202, { key, body: form(wav("slow-insights.wav", 1_500)) })).body.job_id as string
+    expect((await call("GET", `/v1/jobs/${slow}/insights`, 409, { key })).body.code).toBe("NOT_READY")
+    const spoken = "Sea walls are expensive and they often push the erosion further down the beach while dune grass holds " +
+      "the sand together and costs almost nothing so volunteers plant it every Saturday on the northern beaches."
+    const long = (await call("POST", "/v1/transcribe", 202, {
+      key,
+      body: form({ name: "talk.wav", bytes: tinyWav({ text: spoken }) })
+    })).body.job_id as string
+    expect((await waitSettled(long)).status).toBe("done")
+    const answer = await call("GET", `/v1/jobs/${long}/insights`, 200, { key })
+    expect(answer.body.insights.summary.sentences.length).toBeGreaterThan(0)
+    // The stand-in's default transcript is one short sentence: under the word bound.
+    expect((await waitSettled(slow)).status).toBe("done")
+    expect((await call("GET", `/v1/jobs/${slow}/insights`, 409, { key })).body.code).toBe("NO_SPEECH")
+    await server.run(Effect.gen(function*() {
+      yield* (yield* SqlClient.SqlClient)`UPDATE jobs SET locked = true WHERE id = ${long}`.pipe(Effect.orDie)
+    }))
+    expect((await call("GET", `/v1/jobs/${long}/insights`, 402, { key })).body.code).toBe("transcript_locked")
+    expect((await call("GET", "/v1/jobs/not-a-uuid/insights", 400, { key })).body.code).toBe("BAD_ID")
+    expect((await call("GET", `/v1/jobs/${missingId}/insights`, 404, { key })).body.code).toBe("NOT_FOUND")
+    await call("GET", `/v1/jobs/${long}/insights`, 401)
   })
 
   it("BAD_ID and NOT_FOUND on every job route", async () => {

@@ -29,6 +29,7 @@ import { accepted, expectError, request, submitFile, waitForJob } from "../suppo
 import { mediaDir } from "../support/paths.ts"
 import { startServer, type TestServer } from "../support/server.ts"
 import { makeStandIn, tinyWav } from "../support/standInPipeline.ts"
+import { makeChecker } from "../contract/openApiCheck.ts"
 
 const submit = async (server: TestServer, key: string, file: string, fields: Record<string, string> = {}) =>
   (await accepted(await submitFile(server, {
@@ -222,6 +223,9 @@ describe("insights when generation fails", () => {
     await waitForJob(server, key, id, (job) => job.status === "done")
     const response = await insightsOf(server, key, id)
     expect(response.headers.get("retry-after")).toMatch(/^\d+$/)
+    // The answer is the one /openapi.json documents for 503.
+    const checker = makeChecker(await (await server.get("/openapi.json")).json())
+    expect((await checker.check("GET", `${server.url}/v1/jobs/${id}/insights`, response.clone())).status).toBe(503)
     await expectError(response, 503, "INSIGHTS_UNAVAILABLE")
     expect(llmCalls).toBeGreaterThanOrEqual(1)
     const stored = await server.run(InsightsStore.use((store) => store.get(JobId.make(id))))
