@@ -5,8 +5,9 @@
  * One attempt: a clip that is gone or ended is left alone; a job deleted meanwhile fails the
  * clip; a recording gone from storage fails it and credits its minutes back. Otherwise the
  * clip goes `rendering` and the render runs beside a watcher that, every second, beats the
- * task's heartbeat and reads the clip row: a deleted clip (`DELETE /v1/clips/{id}`) stops
- * the render at once (the worker is terminated, the partial file removed) and the task ends.
+ * task's heartbeat and reads the clip row: a deleted clip (`DELETE /v1/clips/{id}`) or job
+ * stops the render at once (the worker is terminated, the partial file removed) and the task
+ * ends.
  * Progress is written at most once a second. ffmpeg refusing the render is final — the clip
  * fails with ffmpeg's reason and its minutes are credited back; a crash of the worker is
  * retried once, and giving up fails the clip the same way.
@@ -54,14 +55,21 @@ export const RenderClipTask = Effect.gen(function*() {
       if (yield* clips.fail(clip.id, error)) yield* charges.refund(clip.account_id, clip.id)
     })
 
-  /** Completes when the clip is no longer ours to render (deleted, or ended elsewhere). */
-  const watch = (clipId: string, task: TaskRun) =>
+  /**
+   * Completes when the clip is no longer ours to render: deleted, ended elsewhere, or its job
+   * deleted (then the clip fails, so a restored job does not show it rendering for ever).
+   */
+  const watch = (clip: ClipRecord, task: TaskRun) =>
     Effect.gen(function*() {
       while (true) {
         yield* Effect.sleep(watchEvery)
         const owned = yield* task.heartbeat
-        const clip = yield* clips.get(clipId)
-        if (!owned || Option.isNone(clip) || clip.value.status !== "rendering") return
+        const current = yield* clips.get(clip.id)
+        if (!owned || Option.isNone(current) || current.value.status !== "rendering") return
+        if (Option.isNone(yield* jobs.get(clip.job_id))) {
+          yield* clips.fail(clip.id, "The job was deleted while its clip was rendering.")
+          return
+        }
       }
     })
 
@@ -108,7 +116,7 @@ export const RenderClipTask = Effect.gen(function*() {
     }, onProgress).pipe(
       Effect.as("rendered" as const),
       Effect.catchTag("RenderFailed", (failed) => Effect.succeed({ failed: failed.reason })),
-      Effect.raceFirst(Effect.as(watch(clip.id, task), "cancelled" as const))
+      Effect.raceFirst(Effect.as(watch(clip, task), "cancelled" as const))
     )
     if (outcome === "cancelled") {
       yield* storage.remove(key)

@@ -186,4 +186,30 @@ describe("rendering clips", () => {
     const left = fs.existsSync(folder) ? fs.readdirSync(folder) : []
     expect(left).toEqual([])
   }, 180_000)
+
+  it("deleting the job mid-render stops the render and fails the clip", async () => {
+    const jobId = await finishedJob(server, key, {
+      name: "gone-job.mp4",
+      bytes: fs.readFileSync(`${media}/f05_podcast_video.mp4`),
+      type: "video/mp4"
+    }, { durationSeconds: 8.92, transcript: spoken })
+    const { clip_id } = await (await createClip(server, key, jobId, { start_s: 0, end_s: 8.5 })).json() as { clip_id: string }
+    await waitForClip(server, key, clip_id, (clip) => clip.status === "rendering" && clip.progress > 0, 120_000)
+    expect((await request(server, "DELETE", `/v1/jobs/${jobId}`, key)).status).toBe(204)
+    const row = () =>
+      server.run(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const [clip] = yield* sql<{ status: string; error: string | null }>`SELECT status, error FROM clips WHERE id = ${clip_id}`
+          .pipe(Effect.orDie)
+        return clip
+      }))
+    const ended = await eventually(async () => {
+      const clip = await row()
+      return clip?.status === "failed" ? clip : undefined
+    }, "the clip to fail", 15_000)
+    expect(ended.error).toMatch(/job was deleted/)
+    await sleep(500)
+    const folder = path.join(server.storage.dataDir, "media", "clips", jobId)
+    expect(fs.existsSync(folder) ? fs.readdirSync(folder) : []).toEqual([])
+  }, 180_000)
 })
