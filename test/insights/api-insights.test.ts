@@ -232,3 +232,52 @@ describe("insights when generation fails", () => {
     expect(Option.isNone(stored)).toBe(true)
   })
 })
+
+describe("insights still generating when the request's wait ends", () => {
+  let server: TestServer
+  let key: string
+  let llm: http.Server
+
+  beforeAll(async () => {
+    // An endpoint that answers after 2.5 s with a message that is not JSON: the generation
+    // outlasts the request's 1 s wait, then falls back to the extractive fields.
+    llm = http.createServer((_request, response) => {
+      setTimeout(() => {
+        response.writeHead(200, { "Content-Type": "application/json" })
+        response.end(JSON.stringify({ choices: [{ message: { content: "no JSON here" } }] }))
+      }, 2_500)
+    })
+    await new Promise<void>((resolve) => llm.listen(0, "127.0.0.1", resolve))
+    server = await startServer("insights-pending", {
+      llmUrl: Option.some(`http://127.0.0.1:${(llm.address() as AddressInfo).port}/v1`),
+      llmTimeoutSeconds: 30,
+      insightsWaitSeconds: 1
+    }, { pipeline: makeStandIn({ delayMs: 100, steps: 2 }).layer })
+    key = (await server.account()).key
+  }, 60_000)
+  afterAll(async () => {
+    await server?.close()
+    llm?.closeAllConnections()
+    await new Promise((resolve) => llm?.close(resolve))
+  })
+
+  it("answers 503 INSIGHTS_PENDING with Retry-After, then the stored insights once generated", async () => {
+    const words = "The roots of the dune grass hold the sand together and it costs almost nothing, so the cheapest defense " +
+      "against coastal erosion might be grass planted every Saturday by forty volunteers on the northern beaches."
+    const id = (await accepted(await submitFile(server, { key, file: { name: "talk.wav", bytes: tinyWav({ text: words }) } }))).job_id
+    await waitForJob(server, key, id, (job) => job.status === "done")
+    const pending = await insightsOf(server, key, id)
+    expect(pending.headers.get("retry-after")).toMatch(/^\d+$/)
+    await expectError(pending, 503, "INSIGHTS_PENDING")
+    const deadline = Date.now() + 30_000
+    let response = await insightsOf(server, key, id)
+    while (response.status === 503 && Date.now() < deadline) {
+      await response.text()
+      response = await insightsOf(server, key, id)
+    }
+    const insights = await okInsights(response)
+    // The LLM's answer failed the check: every field is the extractive one.
+    expect(insights.providers.summary).toBe("extractive")
+    expect(generations(server, id)).toBe(1)
+  })
+})
