@@ -110,8 +110,6 @@ export class MediaStorage extends Context.Service<MediaStorage, {
                     stream.end(() => resume(Effect.void))
                   })
               )
-              const settle = (resume: (effect: Effect.Effect<void>) => void) => () =>
-                resume(failure === undefined ? Effect.void : Effect.die(failure))
               let bytes = 0
               yield* Stream.runForEach(body, (chunk) => {
                 bytes += chunk.byteLength
@@ -119,8 +117,14 @@ export class MediaStorage extends Context.Service<MediaStorage, {
                 if (failure !== undefined) return Effect.die(failure)
                 return Effect.callback<void>((resume) => {
                   if (out.write(chunk)) return resume(Effect.void)
-                  out.once("drain", settle(resume))
-                  out.once("error", settle(resume))
+                  // Whichever comes first; both listeners go, so a long upload does not pile them up.
+                  const settle = () => {
+                    out.off("drain", settle)
+                    out.off("error", settle)
+                    resume(failure === undefined ? Effect.void : Effect.die(failure))
+                  }
+                  out.on("drain", settle)
+                  out.on("error", settle)
                 })
               })
               return bytes

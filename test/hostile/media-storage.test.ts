@@ -54,6 +54,23 @@ describe("MediaStorage", () => {
         assert.deepStrictEqual(filesBelow(root), [key])
       })))
 
+  it.live("streams a large body through many drains without piling up listeners", () =>
+    withStorage((storage, root) =>
+      Effect.gen(function*() {
+        const warnings: Array<string> = []
+        const onWarning = (warning: Error) => warnings.push(warning.name)
+        process.on("warning", onWarning)
+        const chunk = new Uint8Array(1024 * 1024).fill(7)
+        const body = Stream.fromIterable(Array.from({ length: 48 }, () => chunk))
+        const key = "jobs/66666666-6666-4666-8666-666666666666/original.wav"
+        const written = yield* storage.write(key, body, 64 * 1024 * 1024).pipe(
+          Effect.ensuring(Effect.sync(() => process.off("warning", onWarning)))
+        )
+        assert.strictEqual(written.bytes, 48 * 1024 * 1024)
+        assert.strictEqual(fs.statSync(path.join(root, key)).size, 48 * 1024 * 1024)
+        assert.notInclude(warnings, "MaxListenersExceededWarning")
+      })))
+
   it.live("sweeps only what has been idle past the bound; a fresh empty folder is not idle", () =>
     withStorage((storage, root) =>
       Effect.gen(function*() {
