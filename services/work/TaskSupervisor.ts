@@ -5,6 +5,11 @@
  * as `stalled`; one started more than its kind's `timeout` ago as `timeout`. Giving up
  * clears the run token, so an attempt that wakes up later writes nothing. Idempotent: any
  * number of processes may sweep at once.
+ *
+ * Silence counts only from this process's start: after an outage longer than `stallAfter`
+ * the tasks that were running when everything stopped are replayed (their messages are
+ * delivered again and a new attempt beats at once), so an old heartbeat then says nothing
+ * about the task. A runner that dies while this process lives is still caught in time.
  */
 import { Clock, Context, Duration, Effect, Layer } from "effect"
 import { TaskHandlers } from "./TaskHandlers.ts"
@@ -21,11 +26,15 @@ export class TaskSupervisor extends Context.Service<TaskSupervisor, {
       const store = yield* TaskStore
       const runner = yield* TaskRunner
       const { handlers } = yield* TaskHandlers
+      const startedAt = yield* Clock.currentTimeMillis
       const sweep = Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         let givenUp = 0
         for (const handler of handlers.values()) {
-          const silentSince = new Date(now - Duration.toMillis(handler.stallAfter))
+          // Silence is counted from max(heartbeat, this process's start): before this process
+          // has lived `stallAfter`, no heartbeat counts as too old (the epoch is older than all).
+          const threshold = now - Duration.toMillis(handler.stallAfter)
+          const silentSince = new Date(startedAt < threshold ? threshold : 0)
           const startedBefore = new Date(now - Duration.toMillis(handler.timeout))
           const stuck = yield* store.stuck(handler.kind, { silentSince, startedBefore })
           for (const task of stuck) {

@@ -3,15 +3,20 @@
  * concurrency, failed attempts retried with exponential backoff up to the cap, the kinds'
  * stall and time limits, and idempotent enqueueing per (kind, job, sub-key).
  */
-import { type Duration, Effect, Option } from "effect"
+import { type Duration, Effect, Exit, Layer, Option, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { DatabaseLayer } from "../../layers/Database.ts"
+import { AppConfig } from "../../services/AppConfig.ts"
+import { TaskHandlers } from "../../services/work/TaskHandlers.ts"
+import { TaskRunner } from "../../services/work/TaskRunner.ts"
 import { Tasks } from "../../services/work/Tasks.ts"
 import { type GiveUpReason, type TaskHandler, TaskFailed, type TaskKind } from "../../services/work/TaskKind.ts"
 import { TaskStore } from "../../services/work/TaskStore.ts"
 import { TaskSupervisor } from "../../services/work/TaskSupervisor.ts"
 import { JobId } from "../../src/contract/domain/Ids.ts"
+import { makeTestStorage } from "../support/database.ts"
 import { eventually, sleep } from "../support/jobsClient.ts"
 import { type Engine, startEngine } from "./support/engine.ts"
 
@@ -174,5 +179,43 @@ describe("task engine", () => {
     expect(await task(id)).toMatchObject({ status: "pending", attempts: 0 })
     const rows = await engine.run(SqlClient.SqlClient.use((sql) => sql`SELECT 1 FROM tasks WHERE id = ${id}`))
     expect(rows).toHaveLength(1)
+  })
+})
+
+describe("stall detection after an outage", () => {
+  it("does not give up a task whose heartbeat went quiet while no runner lived; it does once the silence happens on its watch", async () => {
+    // The supervisor alone on real storage (no runner delivers anything, so the row stays as
+    // written): a task left `running` with a heartbeat from an hour ago, as after a long
+    // outage. The supervisor that starts now must not call that a stall; a silence of
+    // `stallAfter` while it lives is one.
+    const storage = await makeTestStorage("work-engine-outage")
+    const layer = TaskSupervisor.layer.pipe(
+      Layer.provideMerge(TaskRunner.layer({ backoff: `${backoffMs} millis` })),
+      Layer.provideMerge(Layer.succeed(TaskHandlers, TaskHandlers.make([handler("render-clip", 1, { stallAfter: "1500 millis" })]))),
+      Layer.provideMerge(TaskStore.layer),
+      Layer.provideMerge(DatabaseLayer),
+      Layer.provideMerge(AppConfig.layerWith({ dataDir: storage.dataDir, databaseUrl: storage.databaseUrl }))
+    )
+    const scope = Effect.runSync(Scope.make())
+    try {
+      const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
+      const run = <A>(effect: Effect.Effect<A, unknown, Layer.Success<typeof layer>>) =>
+        Effect.runPromise(Effect.provideContext(effect, context) as Effect.Effect<A>)
+      const id = await run(TaskStore.use((store) => store.enqueue("render-clip", newJob())))
+      await run(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE tasks SET status = 'running', attempts = 1, run_token = ${randomUUID()},
+          started_at = now(), attempt_at = now(), heartbeat_at = now() - interval '1 hour' WHERE id = ${id}`
+      }))
+      expect(await run(TaskSupervisor.use((supervisor) => supervisor.sweep))).toBe(0)
+      await sleep(1_700)
+      expect(await run(TaskSupervisor.use((supervisor) => supervisor.sweep))).toBe(1)
+      expect(await run(TaskStore.use((store) => store.get(id)))).toMatchObject({
+        value: { status: "failed", last_error: "no heartbeat within the stall limit" }
+      })
+    } finally {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+      await storage.dispose()
+    }
   })
 })
