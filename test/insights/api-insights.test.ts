@@ -28,6 +28,7 @@ import type { Transcript } from "../../src/contract/domain/Transcript.ts"
 import { accepted, expectError, request, submitFile, waitForJob } from "../support/jobsClient.ts"
 import { mediaDir } from "../support/paths.ts"
 import { startServer, type TestServer } from "../support/server.ts"
+import type { AppConfigShape } from "../../services/AppConfig.ts"
 import { makeStandIn, tinyWav } from "../support/standInPipeline.ts"
 import { makeChecker } from "../contract/openApiCheck.ts"
 
@@ -188,84 +189,75 @@ describe("insights with the real pipeline", () => {
   })
 })
 
-describe("insights when generation fails", () => {
-  let server: TestServer
-  let key: string
-  let llm: http.Server
-  let llmCalls = 0
-
+/**
+ * A server with the stand-in pipeline whose LLM endpoint is `llm`, a test double started here
+ * (the pipeline is not what these tests are about: its transcript is the directive's text).
+ */
+const withLlmDouble = (label: string, llm: http.RequestListener, overrides: Partial<AppConfigShape>) => {
+  const state = { server: undefined as unknown as TestServer, key: "", calls: 0 }
+  const double = http.createServer((request, response) => {
+    state.calls++
+    llm(request, response)
+  })
   beforeAll(async () => {
-    // An OpenAI-compatible endpoint that never answers: every call times out.
-    llm = http.createServer(() => {
-      llmCalls++
-    })
-    await new Promise<void>((resolve) => llm.listen(0, "127.0.0.1", resolve))
-    const standIn = makeStandIn({ delayMs: 100, steps: 2 })
-    server = await startServer("insights-llm", {
-      llmUrl: Option.some(`http://127.0.0.1:${(llm.address() as AddressInfo).port}/v1`),
-      llmTimeoutSeconds: 1
-    }, { pipeline: standIn.layer })
-    key = (await server.account()).key
+    await new Promise<void>((resolve) => double.listen(0, "127.0.0.1", resolve))
+    state.server = await startServer(label, {
+      llmUrl: Option.some(`http://127.0.0.1:${(double.address() as AddressInfo).port}/v1`),
+      ...overrides
+    }, { pipeline: makeStandIn({ delayMs: 100, steps: 2 }).layer })
+    state.key = (await state.server.account()).key
   }, 60_000)
   afterAll(async () => {
-    await server?.close()
-    llm?.closeAllConnections()
-    await new Promise((resolve) => llm?.close(resolve))
+    await state.server?.close()
+    double.closeAllConnections()
+    await new Promise((resolve) => double.close(resolve))
   })
+  return state
+}
+
+/** A done job whose transcript is `text`. */
+const spokenJob = async (server: TestServer, key: string, text: string) => {
+  const id = (await accepted(await submitFile(server, { key, file: { name: "talk.wav", bytes: tinyWav({ text }) } }))).job_id
+  await waitForJob(server, key, id, (job) => job.status === "done")
+  return id
+}
+
+describe("insights when generation fails", () => {
+  // An OpenAI-compatible endpoint that never answers: every call times out.
+  const ctx = withLlmDouble("insights-llm", () => undefined, { llmTimeoutSeconds: 1 })
 
   it("answers 503 INSIGHTS_UNAVAILABLE with Retry-After and stores nothing", async () => {
-    const words = "Sea walls are expensive and they often push the erosion further down the beach while dune grass holds the sand together " +
-      "and costs almost nothing so volunteers plant it every Saturday on the northern beaches where the cliff retreats two meters a year."
-    const id = (await accepted(await submitFile(server, {
-      key,
-      file: { name: "talk.wav", bytes: tinyWav({ text: words }) }
-    }))).job_id
-    await waitForJob(server, key, id, (job) => job.status === "done")
+    const { server, key } = ctx
+    const id = await spokenJob(server, key, "Sea walls are expensive and they often push the erosion further down the beach " +
+      "while dune grass holds the sand together and costs almost nothing so volunteers plant it every Saturday on the " +
+      "northern beaches where the cliff retreats two meters a year.")
     const response = await insightsOf(server, key, id)
     expect(response.headers.get("retry-after")).toMatch(/^\d+$/)
     // The answer is the one /openapi.json documents for 503.
     const checker = makeChecker(await (await server.get("/openapi.json")).json())
     expect((await checker.check("GET", `${server.url}/v1/jobs/${id}/insights`, response.clone())).status).toBe(503)
     await expectError(response, 503, "INSIGHTS_UNAVAILABLE")
-    expect(llmCalls).toBeGreaterThanOrEqual(1)
+    expect(ctx.calls).toBeGreaterThanOrEqual(1)
     const stored = await server.run(InsightsStore.use((store) => store.get(JobId.make(id))))
     expect(Option.isNone(stored)).toBe(true)
   })
 })
 
 describe("insights still generating when the request's wait ends", () => {
-  let server: TestServer
-  let key: string
-  let llm: http.Server
-
-  beforeAll(async () => {
-    // An endpoint that answers after 2.5 s with a message that is not JSON: the generation
-    // outlasts the request's 1 s wait, then falls back to the extractive fields.
-    llm = http.createServer((_request, response) => {
-      setTimeout(() => {
-        response.writeHead(200, { "Content-Type": "application/json" })
-        response.end(JSON.stringify({ choices: [{ message: { content: "no JSON here" } }] }))
-      }, 2_500)
-    })
-    await new Promise<void>((resolve) => llm.listen(0, "127.0.0.1", resolve))
-    server = await startServer("insights-pending", {
-      llmUrl: Option.some(`http://127.0.0.1:${(llm.address() as AddressInfo).port}/v1`),
-      llmTimeoutSeconds: 30,
-      insightsWaitSeconds: 1
-    }, { pipeline: makeStandIn({ delayMs: 100, steps: 2 }).layer })
-    key = (await server.account()).key
-  }, 60_000)
-  afterAll(async () => {
-    await server?.close()
-    llm?.closeAllConnections()
-    await new Promise((resolve) => llm?.close(resolve))
-  })
+  // Answers after 2.5 s with a message that is not JSON: the generation outlasts the request's
+  // 1 s wait, then falls back to the extractive fields.
+  const ctx = withLlmDouble("insights-pending", (_request, response) => {
+    setTimeout(() => {
+      response.writeHead(200, { "Content-Type": "application/json" })
+      response.end(JSON.stringify({ choices: [{ message: { content: "no JSON here" } }] }))
+    }, 2_500)
+  }, { llmTimeoutSeconds: 30, insightsWaitSeconds: 1 })
 
   it("answers 503 INSIGHTS_PENDING with Retry-After, then the stored insights once generated", async () => {
-    const words = "The roots of the dune grass hold the sand together and it costs almost nothing, so the cheapest defense " +
-      "against coastal erosion might be grass planted every Saturday by forty volunteers on the northern beaches."
-    const id = (await accepted(await submitFile(server, { key, file: { name: "talk.wav", bytes: tinyWav({ text: words }) } }))).job_id
-    await waitForJob(server, key, id, (job) => job.status === "done")
+    const { server, key } = ctx
+    const id = await spokenJob(server, key, "The roots of the dune grass hold the sand together and it costs almost " +
+      "nothing, so the cheapest defense against coastal erosion might be grass planted every Saturday by forty " +
+      "volunteers on the northern beaches.")
     const pending = await insightsOf(server, key, id)
     expect(pending.headers.get("retry-after")).toMatch(/^\d+$/)
     await expectError(pending, 503, "INSIGHTS_PENDING")
