@@ -199,7 +199,7 @@ describe("pipeline worker", () => {
       }).pipe(Effect.provide(workerLayer({ crash: { path: crashFile, mode } }))))
   }
 
-  it.live("terminates a worker that does not stop when asked; the next call gets a new one", () =>
+  it.live("retires (finally terminates) a worker that does not stop when asked; the next call gets a new one", () =>
     Effect.gen(function*() {
       const transcriber = yield* Transcriber
       const worker = yield* PipelineWorker
