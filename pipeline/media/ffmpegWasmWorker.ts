@@ -28,7 +28,7 @@
  */
 import * as fs from "node:fs"
 import { parentPort, workerData } from "node:worker_threads"
-import { fileBlob, loadCore } from "./wasmCoreInWorker.ts"
+import { loadCoreWithInput } from "./wasmCoreInWorker.ts"
 
 export interface WorkerInput {
   readonly wasmModule: WebAssembly.Module
@@ -44,21 +44,6 @@ export type WorkerMessage =
   | { readonly _tag: "done"; readonly ret: number; readonly stderrTail: ReadonlyArray<string>; readonly stdout: string }
   | { readonly _tag: "failed"; readonly message: string }
 
-/** The parts of the emscripten module used here (untyped upstream). */
-interface FfmpegCore {
-  readonly FS: {
-    mkdir(path: string): void
-    mount(type: unknown, opts: unknown, mountpoint: string): void
-    makedev(major: number, minor: number): number
-    registerDevice(dev: number, ops: unknown): void
-    mkdev(path: string, dev: number): void
-    readonly filesystems: { readonly WORKERFS: unknown }
-  }
-  setLogger(logger: (log: { type: string; message: string }) => void): void
-  exec(...args: Array<string>): number
-  ffprobe(...args: Array<string>): number
-}
-
 const input = workerData as WorkerInput
 const port = parentPort!
 const control = new Int32Array(input.control)
@@ -66,13 +51,8 @@ const control = new Int32Array(input.control)
 const post = (message: WorkerMessage, transfer?: Array<ArrayBuffer>) => port.postMessage(message, transfer ?? [])
 
 const run = async () => {
-  const fd = fs.openSync(input.inputPath, "r")
-  const blob = fileBlob(fd)
-  const core = await loadCore<FfmpegCore>(input.wasmModule)
-
+  const { core, fd } = await loadCoreWithInput(input.wasmModule, input.inputPath)
   const FS = core.FS
-  FS.mkdir("/in")
-  FS.mount(FS.filesystems.WORKERFS, { blobs: [{ name: "input", data: blob }] }, "/in")
 
   const stderr: Array<string> = []
   let stdout = ""

@@ -26,8 +26,35 @@ export const fileBlob = (fd: number) => {
   }
 }
 
+/** The parts of the emscripten module the workers use (untyped upstream). */
+export interface FfmpegCore {
+  readonly FS: {
+    mkdir(path: string): void
+    mount(type: unknown, opts: unknown, mountpoint: string): void
+    writeFile(path: string, data: Uint8Array | string): void
+    readFile(path: string): Uint8Array
+    makedev(major: number, minor: number): number
+    registerDevice(dev: number, ops: unknown): void
+    mkdev(path: string, dev: number): void
+    readonly filesystems: { readonly WORKERFS: unknown }
+  }
+  setLogger(logger: (log: { type: string; message: string }) => void): void
+  exec(...args: Array<string>): number
+  ffprobe(...args: Array<string>): number
+}
+
+/** A core with `inputPath` mounted read-only at /in/input; `fd` is the open input. */
+export const loadCoreWithInput = async (wasmModule: WebAssembly.Module, inputPath: string) => {
+  const fd = fs.openSync(inputPath, "r")
+  const blob = fileBlob(fd)
+  const core = await loadCore(wasmModule)
+  core.FS.mkdir("/in")
+  core.FS.mount(core.FS.filesystems.WORKERFS, { blobs: [{ name: "input", data: blob }] }, "/in")
+  return { core, fd }
+}
+
 /** Installs the browser-worker globals, then instantiates the core from the parent's compiled module. */
-export const loadCore = async <Core>(wasmModule: WebAssembly.Module): Promise<Core> => {
+export const loadCore = async (wasmModule: WebAssembly.Module): Promise<FfmpegCore> => {
   Object.assign(globalThis, {
     self: { location: { href: import.meta.url } },
     FileReaderSync: class {
@@ -45,7 +72,7 @@ export const loadCore = async <Core>(wasmModule: WebAssembly.Module): Promise<Co
   })
   // The package ships no types; the specifier is a variable so TypeScript does not look for them.
   const corePackage = "@ffmpeg/core"
-  const { default: createCore } = (await import(corePackage)) as { default: (opts: unknown) => Promise<Core> }
+  const { default: createCore } = (await import(corePackage)) as { default: (opts: unknown) => Promise<FfmpegCore> }
   return createCore({
     instantiateWasm: (
       imports: WebAssembly.Imports,

@@ -12,7 +12,7 @@
  */
 import * as fs from "node:fs"
 import { parentPort, workerData } from "node:worker_threads"
-import { fileBlob, loadCore } from "../media/wasmCoreInWorker.ts"
+import { loadCoreWithInput } from "../media/wasmCoreInWorker.ts"
 import { progressSeconds } from "./RenderPlan.ts"
 
 export interface RenderWorkerInput {
@@ -30,30 +30,13 @@ export type RenderWorkerMessage =
   | { readonly _tag: "done"; readonly ret: number; readonly stderrTail: ReadonlyArray<string>; readonly stdout: string }
   | { readonly _tag: "failed"; readonly message: string }
 
-interface FfmpegCore {
-  readonly FS: {
-    mkdir(path: string): void
-    mount(type: unknown, opts: unknown, mountpoint: string): void
-    writeFile(path: string, data: Uint8Array | string): void
-    readFile(path: string): Uint8Array
-    readonly filesystems: { readonly WORKERFS: unknown }
-  }
-  setLogger(logger: (log: { type: string; message: string }) => void): void
-  exec(...args: Array<string>): number
-  ffprobe(...args: Array<string>): number
-}
-
 const input = workerData as RenderWorkerInput
 const port = parentPort!
 const post = (message: RenderWorkerMessage) => port.postMessage(message)
 
 const run = async () => {
-  const fd = fs.openSync(input.inputPath, "r")
-  const blob = fileBlob(fd)
-  const core = await loadCore<FfmpegCore>(input.wasmModule)
+  const { core, fd } = await loadCoreWithInput(input.wasmModule, input.inputPath)
   const FS = core.FS
-  FS.mkdir("/in")
-  FS.mount(FS.filesystems.WORKERFS, { blobs: [{ name: "input", data: blob }] }, "/in")
 
   const stderr: Array<string> = []
   let stdout = ""
