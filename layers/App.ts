@@ -38,6 +38,16 @@ import { InsightsStore } from "../services/insights/InsightsStore.ts"
 import { InsightsTask } from "../services/insights/InsightsTask.ts"
 import { JobInsights } from "../services/insights/JobInsights.ts"
 import { InsightsHandlers } from "../src/http/InsightsHandlers.ts"
+import { MeiliSearchBackend } from "../search/MeiliSearchBackend.ts"
+import { PostgresSearchBackend } from "../search/PostgresSearchBackend.ts"
+import { SearchIndex } from "../search/SearchIndex.ts"
+import { ClipDiscovery } from "../services/search-index/ClipDiscovery.ts"
+import { IndexTask } from "../services/search-index/IndexTask.ts"
+import { LibraryEmbedder } from "../services/search-index/LibraryEmbedder.ts"
+import { LibrarySearch } from "../services/search-index/LibrarySearch.ts"
+import { SearchIndexing } from "../services/search-index/SearchIndexing.ts"
+import { SearchReindex } from "../services/search-index/SearchReindex.ts"
+import { ClipDiscoveryHandlers, LibrarySearchHandlers } from "../src/http/SearchHandlers.ts"
 import { TranscriptStore } from "../services/jobs/TranscriptStore.ts"
 import { JobEventFeed } from "../services/work/JobEventFeed.ts"
 import { JobEventLog } from "../services/work/JobEventLog.ts"
@@ -105,6 +115,26 @@ export const DomainLayer = Layer.mergeAll(
   Layer.provideMerge(DatabaseLayer)
 )
 
+/**
+ * Library search: `SearchIndex` over Meilisearch when `MEILI_URL` is set (the server must answer
+ * at start), else over the database (pgvector + full text, migration 0006); MiniLM from
+ * `VERBATIM_MODELS_DIR`, loaded on first use. Also provides the `Embedder` (clip candidates).
+ */
+export const SearchLayer = SearchIndex.layer.pipe(
+  Layer.provideMerge(Layer.unwrap(AppConfig.useSync((config) => LibraryEmbedder.layer({ modelsDir: config.modelsDir })))),
+  Layer.provideMerge(Layer.unwrap(AppConfig.useSync((config) =>
+    Option.isSome(config.meiliUrl)
+      ? MeiliSearchBackend.layer({
+        url: config.meiliUrl.value,
+        apiKey: Option.isSome(config.meiliApiKey) ? Redacted.value(config.meiliApiKey.value) : undefined
+      })
+      : PostgresSearchBackend.layer()
+  )))
+)
+
+/** `verbatim admin search reindex`: builds `SearchLayer` only when it runs (needs `DomainLayer`). */
+export const SearchReindexLayer = SearchReindex.layer(SearchLayer)
+
 /** Clip storage, charges and the renderer (native ffmpeg when present, else WASM; `VERBATIM_DECODER`). */
 const ClipWorkLayer = Layer.mergeAll(ClipStore.layer, ClipCharges.layer, WordAlignment.layer).pipe(
   Layer.provideMerge(Layer.unwrap(AppConfig.useSync((config) => ClipRenderer.layer({ backend: config.decoder }))))
@@ -133,18 +163,20 @@ const InsightsGeneratorLayer = Layer.unwrap(AppConfig.useSync((config) =>
 ))
 
 const TaskKindsLayer = TaskHandlers.layer<
-  Effect.Services<typeof TranscribeTask | typeof RenderClipTask | typeof DiarizeTask | typeof InsightsTask>
+  Effect.Services<typeof TranscribeTask | typeof RenderClipTask | typeof DiarizeTask | typeof InsightsTask | typeof IndexTask>
 >(
   TranscribeTask,
   RenderClipTask,
   DiarizeTask,
-  InsightsTask
+  InsightsTask,
+  IndexTask
 ).pipe(Layer.provide(Layer.merge(ClipWorkLayer, InsightsGeneratorLayer)))
 
 export const WorkLayer = Layer.mergeAll(JobEvents.deliveryLoop, JobWatchdogLayer, JobEventFeed.loop, JobReconciler).pipe(
   Layer.provideMerge(JobEventFeed.layer<Effect.Services<typeof JobEvents.webhookConsumer | typeof InsightsInvalidation>>(
     JobEvents.webhookConsumer,
-    InsightsInvalidation
+    InsightsInvalidation,
+    SearchIndexing
   )),
   Layer.provideMerge(Layer.mergeAll(JobDispatcher.layer, MessageCleanup.layer, UnfinishedJobs.layer)),
   Layer.provideMerge(Layer.unwrap(AppConfig.useSync((config) => WorkClusterLayer(clusterOptionsFrom(config), TaskKindsLayer))))
@@ -166,6 +198,7 @@ const UseCasesLayer = Layer.mergeAll(
 /** Clips build on the transcript reads and job access above. */
 const ClipUseCasesLayer = Layer.mergeAll(
   Clips.layer,
+  ClipDiscovery.layer.pipe(Layer.provideMerge(LibrarySearch.layer)),
   Layer.unwrap(AppConfig.useSync((config) => JobInsights.layer({ waitMs: config.insightsWaitSeconds * 1000 })))
 ).pipe(Layer.provideMerge(UseCasesLayer))
 
@@ -184,7 +217,9 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pi
     PlaybackMediaHandlers,
     ClipHandlers,
     ClipMediaHandlers,
-    InsightsHandlers
+    InsightsHandlers,
+    LibrarySearchHandlers,
+    ClipDiscoveryHandlers
   ]),
   Layer.provide([RequireAccountLive, AllowGuestLive]),
   Layer.provide(ClipUseCasesLayer)
@@ -206,6 +241,7 @@ const HttpServerLayer = Layer.unwrap(
 export const ServerLayer = HttpRouter.serve(Routes, { disableLogger: true, disableListenLog: true }).pipe(
   Layer.provideMerge(HttpServerLayer),
   Layer.provideMerge(WorkLayer),
+  Layer.provideMerge(SearchLayer),
   Layer.provideMerge(DomainLayer),
   Layer.provide(AppLogger.effectLogger)
 )

@@ -75,6 +75,10 @@ export interface AppConfigShape {
   readonly metricsPort: Option.Option<number>
   /** On SIGTERM: how long in-flight requests and running jobs get to finish before the process exits anyway. */
   readonly shutdownGraceSeconds: number
+  /** A Meilisearch server for library search (`MEILI_URL`); unset: the database (pgvector + full text). */
+  readonly meiliUrl: Option.Option<string>
+  /** Its API key (`MEILI_API_KEY`). */
+  readonly meiliApiKey: Option.Option<Redacted.Redacted>
 }
 
 /** Every variable this process reads. Extend it together with the README table. */
@@ -174,7 +178,9 @@ const config = Config.all({
   metricsPort: Config.option(
     Config.schema(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 65535 })), "VERBATIM_METRICS_PORT")
   ),
-  shutdownGraceSeconds: positiveInt("VERBATIM_SHUTDOWN_GRACE_SECONDS", 20)
+  shutdownGraceSeconds: positiveInt("VERBATIM_SHUTDOWN_GRACE_SECONDS", 20),
+  meiliUrl: Config.option(Config.URL("MEILI_URL").pipe(Config.map((url) => url.href.replace(/\/$/, "")))),
+  meiliApiKey: Config.option(Config.Redacted("MEILI_API_KEY"))
 })
 
 export class UnknownConfigVariable extends Schema.TaggedError<UnknownConfigVariable>()("UnknownConfigVariable", {

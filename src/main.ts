@@ -7,7 +7,7 @@
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Console, Effect, Layer } from "effect"
 import { Command } from "effect/cli"
-import { announce, DomainLayer, ServerLayer } from "../layers/App.ts"
+import { announce, DomainLayer, SearchReindexLayer, ServerLayer } from "../layers/App.ts"
 import { ModelRegistryLayer, PipelineLayer } from "../layers/Pipeline.ts"
 import { AppConfig } from "../services/AppConfig.ts"
 import { AppLogger } from "../services/observability/AppLogger.ts"
@@ -29,7 +29,7 @@ const serve = Command.make(
 
 const verbatim = Command.make("verbatim").pipe(
   Command.withDescription("Verbatim: self-hosted transcription service"),
-  Command.withSubcommands([serve, adminCommand.pipe(Command.provide(DomainLayer)), ...speechCommands({ pipeline: PipelineLayer, models: ModelRegistryLayer })])
+  Command.withSubcommands([serve, adminCommand.pipe(Command.provide(SearchReindexLayer), Command.provide(DomainLayer)), ...speechCommands({ pipeline: PipelineLayer, models: ModelRegistryLayer })])
 )
 
 /** A failure's one-line explanation for the operator. */

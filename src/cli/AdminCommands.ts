@@ -11,6 +11,7 @@ import { ApiKeys, keyStatus } from "../../services/ApiKeys.ts"
 import { Billing } from "../../services/billing/Billing.ts"
 import { Checkouts } from "../../services/billing/Checkouts.ts"
 import { JobEvents } from "../../services/jobs/JobEvents.ts"
+import { SearchReindex } from "../../services/search-index/SearchReindex.ts"
 import type { ApiKeyRecord } from "../contract/domain/ApiKey.ts"
 import { PlanId } from "../contract/domain/Plan.ts"
 
@@ -173,6 +174,23 @@ const webhookSecret = Command.make(
   })
 ).pipe(Command.withDescription("Show (creating on first use) the account's webhook signing secret"))
 
+/** `[#####-----] 12/40 jobs` on stderr, redrawn in place. */
+const progressBar = (done: number, total: number) =>
+  Effect.sync(() => {
+    const width = 30
+    const filled = total === 0 ? width : Math.round((done / total) * width)
+    process.stderr.write(`\r[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${done}/${total} jobs${done === total ? "\n" : ""}`)
+  })
+
+const searchReindex = Command.make(
+  "reindex",
+  {},
+  Effect.fn(function*() {
+    const summary = yield* (yield* SearchReindex).run(progressBar)
+    yield* printJson({ reindexed_jobs: summary.jobs, passages: summary.passages, seconds: Math.round(summary.seconds * 10) / 10 })
+  })
+).pipe(Command.withDescription("Index every finished job of every account again for library search (progress on stderr)"))
+
 export const adminCommand = Command.make("admin").pipe(
   Command.withDescription("Operator tools: accounts, API keys, plans, credit"),
   Command.withSubcommands([
@@ -182,6 +200,7 @@ export const adminCommand = Command.make("admin").pipe(
     Command.make("plan").pipe(Command.withSubcommands([planSet])),
     Command.make("credits").pipe(Command.withSubcommands([creditsGrant])),
     Command.make("checkout").pipe(Command.withSubcommands([checkoutConfirm])),
-    Command.make("webhook").pipe(Command.withSubcommands([webhookSecret]))
+    Command.make("webhook").pipe(Command.withSubcommands([webhookSecret])),
+    Command.make("search").pipe(Command.withSubcommands([searchReindex]))
   ])
 )

@@ -10,6 +10,7 @@ import { SystemApi } from "./SystemApi.ts"
 import { PlaybackApi, PlaybackMediaApi } from "./PlaybackApi.ts"
 import { ClipMediaApi, ClipsApi } from "./ClipsApi.ts"
 import { InsightsApi } from "./InsightsApi.ts"
+import { ClipDiscoveryApi, LibrarySearchApi } from "./SearchApi.ts"
 import { truthfulDocument } from "./Document.ts"
 
 export class Api extends HttpApi.make("verbatim")
@@ -25,6 +26,7 @@ export class Api extends HttpApi.make("verbatim")
   .add(PlaybackApi).add(PlaybackMediaApi)
   .add(ClipsApi).add(ClipMediaApi)
   .add(InsightsApi)
+  .add(LibrarySearchApi).add(ClipDiscoveryApi)
   .annotateMerge(OpenApi.annotations({
     title: "Verbatim transcription API",
     version: "1.0.0",

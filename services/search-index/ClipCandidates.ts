@@ -1,0 +1,272 @@
+/**
+ * Clip candidates: the moments of one transcript worth cutting into a clip. Pure, apart from
+ * the sentence vectors passed in (MiniLM, one per phrase).
+ *
+ * Units are phrases (segments cut at pauses and punctuation, at most 12 s, as library search
+ * moments are), so a candidate starts and ends on a phrase boundary. Every run of consecutive
+ * phrases lasting 10–60 s is a span; each span gets a score per kind, the best spans are taken
+ * greedily without overlap, best first.
+ *
+ * Score of a span for a kind, 0..1: 0.45 × the kind's own signal + 0.55 × quality, where
+ * quality = 0.2 standalone opening + 0.2 sentence-complete ending + 0.25 centrality
+ * + 0.15 speech rate + 0.2 duration prior.
+ * - hook: the first phrase carries hook phrasing ("here's the thing", "the truth is", "what
+ *   if", "nobody", "the biggest", "never", a superlative, "you won't believe", a figure or a
+ *   question as the very opening…); stronger the earlier it appears.
+ * - question: one of the first two phrases is a question (ends in "?") and at least two
+ *   phrases or 6 s of answer follow it inside the span (more answer, up to 20 s, is better;
+ *   an answer by another speaker counts extra).
+ * - insight: figures (digits, number words, percent, money), explanation markers ("because",
+ *   "the reason", "which means", "turns out", "so that") and comparisons; at least two signals.
+ * - quote: a self-contained statement: standalone opening and complete ending required, no
+ *   question; first-person conviction ("I think", "I believe", "we need", "the key is") and
+ *   short, complete sentences score higher.
+ * - standalone opening: the first word does not lean on what came before (and, but, so,
+ *   because, it, that, this, they, he, she, which, also, then, well, um…).
+ * - sentence-complete ending: the last phrase ends in . ! or ?.
+ * - centrality: cosine of the span's mean phrase vector with the whole recording's mean,
+ *   rescaled from [0.2, 0.8] to [0, 1]: a central moment speaks to what the recording is about.
+ * - speech rate: words per second; 2.3–3.6 scores 1, falling to 0 at 1.2 and 5.
+ * - duration prior: 1 from 20 to 40 s, falling linearly to 0.4 at 10 and 60 s.
+ * Speech energy is not used: it needs the audio decoded again (the transcript has no levels).
+ */
+import { segmentPhrases } from "../../pipeline/SegmentPhrases.ts"
+import type { CandidateKind, ClipCandidate } from "../../src/contract/api/SearchApi.ts"
+import { candidateLengthLimits } from "../../src/contract/api/SearchApi.ts"
+import type { Transcript } from "../../src/contract/domain/Transcript.ts"
+
+export const MAX_CANDIDATES = 10
+export const PHRASE_OPTIONS = { maxCueSeconds: 12, pauseSeconds: 0.8 }
+
+export interface Phrase {
+  readonly start: number
+  readonly end: number
+  readonly text: string
+  readonly speaker: string | null
+}
+
+/** The transcript's phrases, in time order, without empty ones. */
+export const phrasesOf = (transcript: Transcript): ReadonlyArray<Phrase> =>
+  segmentPhrases(transcript.segments, PHRASE_OPTIONS)
+    .map((s) => ({ start: s.start, end: s.end, text: s.text.trim(), speaker: s.speaker }))
+    .filter((p) => p.text !== "" && p.end > p.start)
+    .sort((a, b) => a.start - b.start)
+
+const words = (text: string) => text.split(/\s+/u).filter((w) => /[\p{L}\p{N}]/u.test(w))
+const firstWord = (text: string) => (words(text)[0] ?? "").toLowerCase().replace(/[^\p{L}']/gu, "")
+
+const DANGLING = new Set([
+  "and", "but", "so", "or", "because", "it", "it's", "its", "that", "that's", "this", "these", "those", "they", "he",
+  "she", "him", "her", "them", "which", "who", "also", "then", "well", "um", "uh", "yeah", "okay", "oh", "too",
+  "there", "here's", "anyway", "plus", "though", "although", "whereas", "otherwise", "instead", "nor", "yet"
+])
+/** "Here's" opens a hook, not a dangling reference: checked before DANGLING. */
+const HOOK_PATTERNS: ReadonlyArray<RegExp> = [
+  /\bhere'?s (the thing|what|why|how|the (secret|truth|problem|trick))\b/i,
+  /\b(the (truth|secret|problem|trick|mistake|key|reality) is)\b/i,
+  /\b(what if|imagine|picture this|guess what|believe it or not|you won'?t believe|nobody (tells|talks|knows))\b/i,
+  /\b(most people|everyone thinks|no one|nobody|never|always|the (biggest|worst|best|most|only|first|last))\b/i,
+  /\b(let me tell you|i'?ll tell you|the reason (why|is)|the one thing|stop|listen)\b/i,
+  /\b(shocking|surprising|incredible|crazy|insane|huge|massive|dramatic|disaster)\b/i
+]
+const NUMBER = /(\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand|million|billion|percent|half|double|triple|dozen)\b|%|\$|€|£)/i
+const EXPLANATION = /\b(because|the reason|which means|that means|turns out|so that|as a result|that's why|this is why|in other words|the key|the difference|compared to|instead of|more than|less than|per (year|cent|month|day))\b/i
+const CONVICTION = /\b(i (think|believe|know|learned|realized|decided|feel)|we (need|have to|must|should|decided)|you (have to|need to|should)|the (key|lesson|point) is|what matters)\b/i
+const isQuestion = (text: string) => /[?？]["”»]?$/u.test(text)
+const completes = (text: string) => /[.!?？。]["”»)]?$/u.test(text)
+
+const clamp01 = (x: number) => Math.max(0, Math.min(1, x))
+const round = (x: number) => Math.round(x * 1000) / 1000
+
+export const durationPrior = (seconds: number): number =>
+  seconds < 20 ? 0.4 + 0.6 * clamp01((seconds - 10) / 10) : seconds <= 40 ? 1 : 0.4 + 0.6 * clamp01((60 - seconds) / 20)
+
+export const rateScore = (wordsPerSecond: number): number =>
+  wordsPerSecond < 2.3 ? clamp01((wordsPerSecond - 1.2) / 1.1) : wordsPerSecond <= 3.6 ? 1 : clamp01((5 - wordsPerSecond) / 1.4)
+
+const standalone = (text: string): boolean => {
+  const first = firstWord(text)
+  if (first === "") return false
+  if (HOOK_PATTERNS.some((p) => p.test(text.slice(0, 40)))) return true
+  return !DANGLING.has(first) && /^[\p{Lu}\p{N}"“¿¡$]/u.test(text)
+}
+
+const mean = (vectors: ReadonlyArray<Float32Array>): Float32Array | undefined => {
+  if (vectors.length === 0) return undefined
+  const out = new Float32Array(vectors[0]!.length)
+  for (const v of vectors) for (let i = 0; i < v.length; i++) out[i]! += v[i]!
+  let norm = 0
+  for (let i = 0; i < out.length; i++) norm += out[i]! * out[i]!
+  const scale = norm > 0 ? 1 / Math.sqrt(norm) : 0
+  for (let i = 0; i < out.length; i++) out[i]! *= scale
+  return out
+}
+
+interface Signal {
+  readonly value: number
+  readonly why: string
+}
+
+interface Span {
+  readonly first: number
+  readonly last: number
+  readonly start: number
+  readonly end: number
+  readonly text: string
+  readonly signals: Readonly<Record<CandidateKind, Signal>>
+  readonly quality: number
+  readonly qualityWhy: ReadonlyArray<string>
+}
+
+const none: Signal = { value: 0, why: "" }
+
+const hookSignal = (phrases: ReadonlyArray<Phrase>): Signal => {
+  const opening = phrases[0]!.text
+  const pattern = HOOK_PATTERNS.findIndex((p) => p.test(opening))
+  if (pattern >= 0) {
+    const match = opening.match(HOOK_PATTERNS[pattern]!)!
+    const early = clamp01(1 - (match.index ?? 0) / Math.max(opening.length, 1))
+    return { value: 0.6 + 0.4 * early, why: `opens with hook phrasing ("${match[0]}")` }
+  }
+  if (isQuestion(opening)) return { value: 0.6, why: "opens with a question" }
+  if (NUMBER.test(words(opening).slice(0, 6).join(" "))) return { value: 0.5, why: "opens with a figure" }
+  return none
+}
+
+const questionSignal = (phrases: ReadonlyArray<Phrase>): Signal => {
+  const at = phrases.slice(0, 2).findIndex((p) => isQuestion(p.text))
+  if (at < 0) return none
+  const asked = phrases[at]!
+  const answer = phrases.slice(at + 1)
+  const answerSeconds = answer.length === 0 ? 0 : answer.at(-1)!.end - answer[0]!.start
+  if (answer.length < 2 && answerSeconds < 6) return none
+  if (answer.some((p) => isQuestion(p.text) && p === answer.at(-1))) return none
+  const otherSpeaker = asked.speaker !== null && answer.some((p) => p.speaker !== null && p.speaker !== asked.speaker)
+  const value = 0.55 + 0.3 * clamp01(answerSeconds / 20) + (otherSpeaker ? 0.15 : 0)
+  return { value, why: `a question answered in the next ${Math.round(answerSeconds)} s${otherSpeaker ? " by another speaker" : ""}` }
+}
+
+const insightSignal = (text: string): Signal => {
+  const figures = (text.match(new RegExp(NUMBER.source, "gi")) ?? []).length
+  const reasons = (text.match(new RegExp(EXPLANATION.source, "gi")) ?? []).length
+  if (figures + reasons < 2) return none
+  const parts = [figures > 0 ? `${figures} figure${figures > 1 ? "s" : ""}` : "", reasons > 0 ? `${reasons} explanation marker${reasons > 1 ? "s" : ""}` : ""]
+    .filter((p) => p !== "")
+  return { value: clamp01(0.35 + 0.12 * Math.min(figures, 4) + 0.15 * Math.min(reasons, 3)), why: `carries ${parts.join(" and ")}` }
+}
+
+const quoteSignal = (phrases: ReadonlyArray<Phrase>, text: string, opens: boolean, ends: boolean): Signal => {
+  if (!opens || !ends || phrases.some((p) => isQuestion(p.text))) return none
+  const conviction = CONVICTION.test(text)
+  const sentences = text.split(/(?<=[.!?])\s+/u).filter((s) => s !== "")
+  const shortSentences = clamp01(1 - (words(text).length / Math.max(sentences.length, 1) - 12) / 20)
+  return {
+    value: 0.45 + (conviction ? 0.3 : 0) + 0.25 * shortSentences,
+    why: conviction ? "a self-contained statement of conviction" : "a self-contained statement"
+  }
+}
+
+export interface CandidateOptions {
+  readonly kind: CandidateKind | "all"
+  readonly limit?: number
+}
+
+/**
+ * Candidates of a transcript, best first. `vectors[i]` is the unit sentence vector of
+ * `phrases[i]` (same order), used for centrality; pass an empty array to leave centrality out
+ * (it then counts 0.5).
+ */
+export const clipCandidates = (
+  phrases: ReadonlyArray<Phrase>,
+  vectors: ReadonlyArray<Float32Array>,
+  options: CandidateOptions
+): Array<ClipCandidate> => {
+  const centroid = mean(vectors)
+  // Running sums of the phrase vectors: a span's mean direction in O(dimensions).
+  const sums: Array<Float32Array> = []
+  if (centroid !== undefined) {
+    sums.push(new Float32Array(centroid.length))
+    for (const v of vectors) sums.push(sums.at(-1)!.map((x, i) => x + v[i]!))
+  }
+  const spanCentrality = (first: number, last: number): number => {
+    if (centroid === undefined) return 0.5
+    const a = sums[first]!
+    const b = sums[last + 1]!
+    let d = 0
+    let norm = 0
+    for (let i = 0; i < centroid.length; i++) {
+      const x = b[i]! - a[i]!
+      d += x * centroid[i]!
+      norm += x * x
+    }
+    return norm > 0 ? clamp01((d / Math.sqrt(norm) - 0.2) / 0.6) : 0
+  }
+  const spans: Array<Span> = []
+  for (let first = 0; first < phrases.length; first++) {
+    for (let last = first; last < phrases.length; last++) {
+      const start = phrases[first]!.start
+      const end = phrases[last]!.end
+      const seconds = end - start
+      if (seconds > candidateLengthLimits.max) break
+      if (seconds < candidateLengthLimits.min) continue
+      const inside = phrases.slice(first, last + 1)
+      const text = inside.map((p) => p.text).join(" ")
+      const opens = standalone(inside[0]!.text)
+      const ends = completes(inside.at(-1)!.text)
+      const centrality = spanCentrality(first, last)
+      const speechSeconds = inside.reduce((a, p) => a + (p.end - p.start), 0)
+      const rate = rateScore(words(text).length / Math.max(speechSeconds, 1))
+      const prior = durationPrior(seconds)
+      const quality = 0.2 * (opens ? 1 : 0) + 0.2 * (ends ? 1 : 0) + 0.25 * centrality + 0.15 * rate + 0.2 * prior
+      const qualityWhy = [
+        opens ? "stands alone from its first word" : "",
+        ends ? "ends on a complete sentence" : "",
+        centrality >= 0.6 ? "central to the recording" : "",
+        rate >= 0.9 ? "lively speech rate" : ""
+      ].filter((w) => w !== "")
+      spans.push({
+        first,
+        last,
+        start,
+        end,
+        text,
+        signals: {
+          hook: hookSignal(inside),
+          question: questionSignal(inside),
+          insight: insightSignal(text),
+          quote: quoteSignal(inside, text, opens, ends)
+        },
+        quality,
+        qualityWhy
+      })
+    }
+  }
+
+  const kinds: ReadonlyArray<CandidateKind> = options.kind === "all" ? ["hook", "question", "insight", "quote"] : [options.kind]
+  const scored = spans.flatMap((span) => {
+    let best: { kind: CandidateKind; score: number } | undefined
+    for (const kind of kinds) {
+      const signal = span.signals[kind].value
+      if (signal <= 0) continue
+      const score = 0.45 * signal + 0.55 * span.quality
+      if (best === undefined || score > best.score) best = { kind, score }
+    }
+    return best === undefined ? [] : [{ span, ...best }]
+  }).sort((a, b) => b.score - a.score || a.span.start - b.span.start)
+
+  const limit = options.limit ?? MAX_CANDIDATES
+  const taken: Array<(typeof scored)[number]> = []
+  for (const candidate of scored) {
+    if (taken.length === limit) break
+    if (taken.some((t) => candidate.span.start < t.span.end && candidate.span.end > t.span.start)) continue
+    taken.push(candidate)
+  }
+  return taken.map(({ kind, score, span }) => ({
+    start: round(span.start),
+    end: round(span.end),
+    text: span.text,
+    kind,
+    score: round(score),
+    reason: [span.signals[kind].why, ...span.qualityWhy, `${Math.round(span.end - span.start)} s`].join("; ")
+  }))
+}

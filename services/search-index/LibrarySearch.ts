@@ -1,0 +1,63 @@
+/**
+ * `POST /v1/library/search` as a use case: the caller's question over their own library.
+ * Hits of locked jobs (transcripts not yet paid for) and of jobs deleted since they were
+ * indexed are left out, so the index may lag a change without showing what may not be read.
+ * A question that is only spaces (the service trims) is 422 like an empty one.
+ */
+import { Clock, Context, Effect, Layer } from "effect"
+import { type InvalidSearchQuery, SearchIndex, type SearchRequest } from "../../search/SearchIndex.ts"
+import { ValidationFailed } from "../../src/contract/api/Errors.ts"
+import type { LibrarySearchAnswer, LibrarySearchRequest, SearchHit } from "../../src/contract/api/SearchApi.ts"
+import type { AccountId, JobId } from "../../src/contract/domain/Ids.ts"
+import { JobStore } from "../jobs/JobStore.ts"
+
+export const invalidQuery = (loc: ReadonlyArray<string>) => (e: InvalidSearchQuery) =>
+  new ValidationFailed({ error: `Invalid search: ${e.message}.`, code: "VALIDATION_FAILED", detail: [{ loc, msg: e.message }] })
+
+export class LibrarySearch extends Context.Service<LibrarySearch, {
+  search(accountId: AccountId, request: LibrarySearchRequest): Effect.Effect<LibrarySearchAnswer, ValidationFailed>
+  /** The readable hits of a search (shared with the search inside one job), timed. */
+  readableHits(request: SearchRequest, loc: ReadonlyArray<string>): Effect.Effect<LibrarySearchAnswer, ValidationFailed>
+}>()("verbatim/search-index/LibrarySearch") {
+  static readonly layer = Layer.effect(
+    LibrarySearch,
+    Effect.gen(function*() {
+      const index = yield* SearchIndex
+      const jobs = yield* JobStore
+
+      const readableHits = Effect.fn("LibrarySearch.readableHits")(function*(request: SearchRequest, loc: ReadonlyArray<string>) {
+        const started = yield* Clock.currentTimeMillis
+        const hits = yield* index.search(request).pipe(Effect.mapError(invalidQuery(loc)))
+        const ids = Array.from(new Set(hits.map((hit) => hit.job_id as JobId)))
+        const readable = new Set(
+          ids.length === 0 ? [] : (yield* jobs.getMany(ids)).filter((job) => !job.locked).map((job) => job.id as string)
+        )
+        const shown: Array<SearchHit> = hits.filter((hit) => readable.has(hit.job_id)).map((hit) => ({
+          job_id: hit.job_id,
+          filename: hit.filename,
+          start: hit.start,
+          end: hit.end,
+          text: hit.text,
+          speaker: hit.speaker,
+          score: hit.score,
+          highlights: hit.highlights.map(([a, b]) => [a, b] as const)
+        }))
+        return { hits: shown, query_ms: (yield* Clock.currentTimeMillis) - started }
+      })
+
+      const search = Effect.fn("LibrarySearch.search")(function*(accountId: AccountId, request: LibrarySearchRequest) {
+        return yield* readableHits({
+          accountId,
+          q: request.q,
+          limit: request.limit,
+          jobIds: request.job_ids,
+          language: request.language,
+          since: request.since === undefined ? undefined : new Date(request.since * 1000),
+          until: request.until === undefined ? undefined : new Date(request.until * 1000)
+        }, ["body", "q"])
+      })
+
+      return LibrarySearch.of({ search, readableHits })
+    })
+  )
+}
