@@ -75,7 +75,7 @@ export class JobInsights extends Context.Service<JobInsights, {
         /** Waits for the job's insights task to store insights for transcript `hash`. */
         const awaitGeneration = Effect.fnUntraced(function*(jobId: JobId, hash: string) {
           const deadline = (yield* Clock.currentTimeMillis) + waitMs
-          let taskId = yield* tasks.enqueue("insights", jobId, { rerun: "latest" })
+          let taskId = yield* tasks.enqueue("insights", jobId, { rerun: "ended" })
           let seen = Option.getOrUndefined(yield* taskStore.get(taskId))?.attempts ?? 0
           while (true) {
             const stored = yield* store.get(jobId)
