@@ -9,7 +9,8 @@
  *
  * Score of a span for a kind, 0..1: 0.45 × the kind's own signal + 0.55 × quality, where
  * quality = 0.2 standalone opening + 0.2 sentence-complete ending + 0.25 centrality
- * + 0.15 speech rate + 0.2 duration prior.
+ * + 0.1 speech rate + 0.15 duration prior + 0.1 clean talk (1 − 10 × the share of filler words:
+ * um, uh, you know, sort of, yeah…).
  * - hook: the first phrase carries hook phrasing ("here's the thing", "the truth is", "what
  *   if", "nobody", "the biggest", "never", a superlative, "you won't believe", a figure or a
  *   question as the very opening…); stronger the earlier it appears.
@@ -17,15 +18,18 @@
  *   phrases or 6 s of answer follow it inside the span (more answer, up to 20 s, is better;
  *   an answer by another speaker counts extra).
  * - insight: figures (digits, number words, percent, money), explanation markers ("because",
- *   "the reason", "which means", "turns out", "so that") and comparisons; at least two signals.
+ *   "the reason", "which means", "turns out", "so that") and comparisons; at least two signals,
+ *   scored by their density per 10 s (a long span does not win by holding more of them).
  * - quote: a self-contained statement: standalone opening and complete ending required, no
  *   question; first-person conviction ("I think", "I believe", "we need", "the key is") and
  *   short, complete sentences score higher.
  * - standalone opening: the first word does not lean on what came before (and, but, so,
  *   because, it, that, this, they, he, she, which, also, then, well, um…).
- * - sentence-complete ending: the last phrase ends in . ! or ?.
- * - centrality: cosine of the span's mean phrase vector with the whole recording's mean,
- *   rescaled from [0.2, 0.8] to [0, 1]: a central moment speaks to what the recording is about.
+ * - sentence-complete ending: the last phrase ends in . ! or ? and is not filler ("so yeah…").
+ * - centrality: mean cosine of the span's phrase vectors with the whole recording's mean vector,
+ *   rescaled from [0.1, 0.6] to [0, 1]: a central moment speaks to what the recording is about.
+ * - a hook or insight span with a question after its first phrase has moved on to a new
+ *   exchange: its signal counts 0.7.
  * - speech rate: words per second; 2.3–3.6 scores 1, falling to 0 at 1.2 and 5.
  * - duration prior: 1 from 20 to 40 s, falling linearly to 0.4 at 10 and 60 s.
  * Speech energy is not used: it needs the audio decoded again (the transcript has no levels).
@@ -73,7 +77,10 @@ const NUMBER = /(\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|t
 const EXPLANATION = /\b(because|the reason|which means|that means|turns out|so that|as a result|that's why|this is why|in other words|the key|the difference|compared to|instead of|more than|less than|per (year|cent|month|day))\b/i
 const CONVICTION = /\b(i (think|believe|know|learned|realized|decided|feel)|we (need|have to|must|should|decided)|you (have to|need to|should)|the (key|lesson|point) is|what matters)\b/i
 const isQuestion = (text: string) => /[?？]["”»]?$/u.test(text)
-const completes = (text: string) => /[.!?？。]["”»)]?$/u.test(text)
+/** Talk that carries nothing: a span ending on it trails off, one full of it rambles. */
+const FILLER = /\b(um+|uh+|er+m?|you know|sort of|kind of|i mean|so yeah|yeah|anyway|okay)\b/giu
+const fillerShare = (text: string) => (text.match(FILLER) ?? []).length / Math.max(words(text).length, 1)
+const completes = (text: string) => /[.!?？。]["”»)]?$/u.test(text) && !/^(um|uh|so yeah|yeah|anyway|okay|and then)\b/iu.test(text)
 
 const clamp01 = (x: number) => Math.max(0, Math.min(1, x))
 const round = (x: number) => Math.round(x * 1000) / 1000
@@ -146,13 +153,15 @@ const questionSignal = (phrases: ReadonlyArray<Phrase>): Signal => {
   return { value, why: `a question answered in the next ${Math.round(answerSeconds)} s${otherSpeaker ? " by another speaker" : ""}` }
 }
 
-const insightSignal = (text: string): Signal => {
+const insightSignal = (text: string, seconds: number): Signal => {
   const figures = (text.match(new RegExp(NUMBER.source, "gi")) ?? []).length
   const reasons = (text.match(new RegExp(EXPLANATION.source, "gi")) ?? []).length
   if (figures + reasons < 2) return none
   const parts = [figures > 0 ? `${figures} figure${figures > 1 ? "s" : ""}` : "", reasons > 0 ? `${reasons} explanation marker${reasons > 1 ? "s" : ""}` : ""]
     .filter((p) => p !== "")
-  return { value: clamp01(0.35 + 0.12 * Math.min(figures, 4) + 0.15 * Math.min(reasons, 3)), why: `carries ${parts.join(" and ")}` }
+  // Per 10 s, so that a longer span does not win by merely holding more of them.
+  const density = (Math.min(figures, 6) + 1.5 * Math.min(reasons, 4)) / Math.max(1, seconds / 10)
+  return { value: clamp01(0.3 + 0.25 * density), why: `carries ${parts.join(" and ")}` }
 }
 
 const quoteSignal = (phrases: ReadonlyArray<Phrase>, text: string, opens: boolean, ends: boolean): Signal => {
@@ -181,26 +190,18 @@ export const clipCandidates = (
   vectors: ReadonlyArray<Float32Array>,
   options: CandidateOptions
 ): Array<ClipCandidate> => {
-  const centroid = mean(vectors)
-  // Running sums of the phrase vectors: a span's mean direction in O(dimensions).
-  const sums: Array<Float32Array> = []
-  if (centroid !== undefined) {
-    sums.push(new Float32Array(centroid.length))
-    for (const v of vectors) sums.push(sums.at(-1)!.map((x, i) => x + v[i]!))
-  }
-  const spanCentrality = (first: number, last: number): number => {
-    if (centroid === undefined) return 0.5
-    const a = sums[first]!
-    const b = sums[last + 1]!
+  const centroid = vectors.length === phrases.length ? mean(vectors) : undefined
+  // Running sums of each phrase's cosine with the recording's mean: a span's centrality is the
+  // mean over its phrases, so a longer span is not more central for being longer.
+  const sums = [0]
+  for (const v of vectors) {
     let d = 0
-    let norm = 0
-    for (let i = 0; i < centroid.length; i++) {
-      const x = b[i]! - a[i]!
-      d += x * centroid[i]!
-      norm += x * x
-    }
-    return norm > 0 ? clamp01((d / Math.sqrt(norm) - 0.2) / 0.6) : 0
+    for (let i = 0; i < v.length; i++) d += v[i]! * centroid![i]!
+    sums.push(sums.at(-1)! + d)
   }
+  const spanCentrality = (first: number, last: number): number =>
+    centroid === undefined ? 0.5 : clamp01(((sums[last + 1]! - sums[first]!) / (last - first + 1) - 0.1) / 0.5)
+
   const spans: Array<Span> = []
   for (let first = 0; first < phrases.length; first++) {
     for (let last = first; last < phrases.length; last++) {
@@ -217,13 +218,17 @@ export const clipCandidates = (
       const speechSeconds = inside.reduce((a, p) => a + (p.end - p.start), 0)
       const rate = rateScore(words(text).length / Math.max(speechSeconds, 1))
       const prior = durationPrior(seconds)
-      const quality = 0.2 * (opens ? 1 : 0) + 0.2 * (ends ? 1 : 0) + 0.25 * centrality + 0.15 * rate + 0.2 * prior
+      const clean = clamp01(1 - 10 * fillerShare(text))
+      const quality = 0.2 * (opens ? 1 : 0) + 0.2 * (ends ? 1 : 0) + 0.25 * centrality + 0.1 * rate + 0.15 * prior + 0.1 * clean
       const qualityWhy = [
         opens ? "stands alone from its first word" : "",
         ends ? "ends on a complete sentence" : "",
         centrality >= 0.6 ? "central to the recording" : "",
         rate >= 0.9 ? "lively speech rate" : ""
       ].filter((w) => w !== "")
+      const movesOn = inside.slice(1).some((p) => isQuestion(p.text)) ? 0.7 : 1
+      const hook = hookSignal(inside)
+      const insight = insightSignal(text, seconds)
       spans.push({
         first,
         last,
@@ -231,9 +236,9 @@ export const clipCandidates = (
         end,
         text,
         signals: {
-          hook: hookSignal(inside),
+          hook: { ...hook, value: hook.value * movesOn },
           question: questionSignal(inside),
-          insight: insightSignal(text),
+          insight: { ...insight, value: insight.value * movesOn },
           quote: quoteSignal(inside, text, opens, ends)
         },
         quality,

@@ -3,9 +3,9 @@
  *
  * Order of answers (as for clips): 404 for a job that is not the caller's; 409 NOT_READY until
  * it is done; 402 `transcript_locked` (with the price list and a pay link) for a locked job.
- * Candidates embed the job's phrases for centrality on each request (MiniLM, ~5–15 ms a
- * phrase on one thread: about 1–2 s for an hour of speech at ~150 phrases… per 10 minutes);
- * clip search is the library search filtered to the job, so it finds the job once indexed.
+ * Candidates embed the job's phrases for centrality on each request (MiniLM, one thread,
+ * ~5–15 ms a phrase: a few seconds for an hour of speech, ~700 phrases); clip search is the
+ * library search filtered to the job, so it finds the job once it is indexed.
  */
 import { Context, Effect, Layer } from "effect"
 import { Embedder } from "../../search/Embedder.ts"
