@@ -81,6 +81,13 @@ export class MediaIntake extends Context.Service<MediaIntake, {
       const decoder = yield* MediaDecoder
 
       const accept = Effect.fn("MediaIntake.accept")(function*(filename: string, contentType: string) {
+        if (filename.includes("\u0000") || !filename.isWellFormed()) {
+          return yield* new ValidationFailed({
+            error: "The file name holds a NUL character or a broken UTF-16 sequence.",
+            code: "VALIDATION_FAILED",
+            detail: [{ loc: ["body", "file", "filename"], msg: "Not storable text" }]
+          })
+        }
         if (filename.length > maxFilenameLength) {
           return yield* new ValidationFailed({
             error: `The file name is ${filename.length} characters long; the limit is ${maxFilenameLength}.`,

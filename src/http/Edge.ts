@@ -7,12 +7,16 @@
  * - `Retry-After` on every 429 (and a 503 whose body has one) from the body's `retry_after`;
  * - one pino line per request.
  */
-import { Effect, type Types } from "effect"
+import { Cause, Effect, Option, type Types } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { AppLogger } from "../../services/observability/AppLogger.ts"
 import { BrowserForbidden } from "../contract/api/Errors.ts"
 import { classifyFailure, errorResponse, normalizeErrorResponse } from "./ErrorResponses.ts"
 import { RequestContext } from "./RequestContext.ts"
+import { guardRequest } from "./RequestGuard.ts"
+
+/** nginx's "client closed request": the status logged for a request whose client hung up. */
+const clientClosedStatus = 499
 
 const saneRequestId = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -47,14 +51,21 @@ export const EdgeMiddleware = HttpRouter.middleware(
           requestId: incoming !== undefined && saneRequestId.test(incoming) ? incoming : crypto.randomUUID(),
           accountId: null
         })
-        let response: HttpServerResponse.HttpServerResponse = isBrowserRequest(request)
-          ? errorResponse(
+        const refused = isBrowserRequest(request)
+          ? Option.some(errorResponse(
             BrowserForbidden,
             new BrowserForbidden({ error: "This API is for servers and scripts; browsers may not call it directly." })
-          )
+          ))
+          : yield* guardRequest(request)
+        let response: HttpServerResponse.HttpServerResponse = Option.isSome(refused)
+          ? refused.value
           : yield* httpEffect.pipe(
             Effect.provideService(RequestContext, context),
             Effect.catchCause((cause) => {
+              // The client went away mid-request (closed or reset its connection): nobody reads
+              // an answer, and it is not our failure. Logged as 499 in the request line only,
+              // so a client cannot flood the error log by hanging up.
+              if (Cause.hasInterruptsOnly(cause)) return Effect.succeed(HttpServerResponse.empty({ status: clientClosedStatus }))
               const classified = classifyFailure(cause)
               return classified._tag === "Defect"
                 ? Effect.as(Effect.logError("unhandled failure", cause), classified.response)

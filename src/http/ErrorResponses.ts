@@ -6,12 +6,14 @@
 import { Cause, Schema, SchemaIssue } from "effect"
 import { HttpServerError, HttpServerResponse } from "effect/http"
 import { HttpApiError } from "effect/http-api"
+import { SqlError } from "effect/sql"
 import {
   BadId,
   MalformedRequest,
   NotFound,
   PayloadTooLarge,
   ServiceError,
+  ServiceUnavailable,
   UnsupportedContentType,
   ValidationFailed,
   type ValidationIssue
@@ -115,11 +117,30 @@ export const classifyFailure = (cause: Cause.Cause<unknown>): Classified => {
       }
     }
   }
+  // The database (or its connection) is away: a retry can succeed, so 503 with Retry-After, not 500.
+  const unavailable = reasons.some((reason) =>
+    reason._tag === "Die" && SqlError.isSqlError(reason.defect) && reason.defect.isRetryable
+  )
+  if (unavailable) {
+    return {
+      _tag: "Defect",
+      response: errorResponse(
+        ServiceUnavailable,
+        new ServiceUnavailable({
+          error: "The service cannot reach its database right now; retry after the Retry-After seconds.",
+          retry_after: databaseRetryAfterSeconds
+        })
+      )
+    }
+  }
   return {
     _tag: "Defect",
     response: errorResponse(ServiceError, new ServiceError({ error: "Something went wrong on our side; retry with backoff." }))
   }
 }
+
+/** What a client is told to wait when the database is unreachable. */
+export const databaseRetryAfterSeconds = 5
 
 /** A `ValidationFailed` (422) for a Schema issue found by a handler itself (multipart fields). */
 export const validationFailed = (issue: SchemaIssue.Issue, root: string) => {

@@ -185,14 +185,29 @@ export class ServiceError extends Schema.Error<ServiceError>("ServiceError")({
   code: code("SERVICE_ERROR")
 }, { httpApiStatus: 500 }) {}
 
+/** A JSON body over the per-route limit (1 MiB), refused before it is read past the limit. */
+export class BodyTooLarge extends Schema.Error<BodyTooLarge>("BodyTooLarge")({
+  ...wire("BodyTooLarge"),
+  code: code("BODY_TOO_LARGE"),
+  /** The limit in bytes. */
+  limit_bytes: Schema.Int
+}, { httpApiStatus: 413 }) {}
+
+/** The database (or another part the answer needs) is unreachable right now; retry after `retry_after` seconds. */
+export class ServiceUnavailable extends Schema.Error<ServiceUnavailable>("ServiceUnavailable")({
+  ...wire("ServiceUnavailable"),
+  code: code("SERVICE_UNAVAILABLE"),
+  retry_after: Schema.Int
+}, { httpApiStatus: 503 }) {}
+
 /** What every route may answer besides its own errors; the document lists them on each operation. */
-export const edgeErrors = [BrowserForbidden, ServiceError] as const
+export const edgeErrors = [BrowserForbidden, ServiceError, ServiceUnavailable] as const
 
 /** Errors of a route whose path carries a job id (answered before any handler runs). */
 export const pathIdErrors = [BadId] as const
 
 /** Errors of a route that decodes a JSON body. */
-export const jsonBodyErrors = [MalformedRequest, ValidationFailed, UnsupportedContentType] as const
+export const jsonBodyErrors = [MalformedRequest, ValidationFailed, UnsupportedContentType, BodyTooLarge] as const
 
 /*
  * Signed media links (playback and clip videos): authorised by the token in the link, not by a key.

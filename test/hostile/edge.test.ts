@@ -1,0 +1,192 @@
+/**
+ * Hostile input at the request edge (issue: hardening): JSON bodies are capped and refused
+ * before they are read past the cap, deep nesting and strings Postgres cannot store are 422
+ * with their location, a client that hangs up is a 499 in the request log and never an error
+ * line, and a database that goes away answers 503 with Retry-After instead of 500.
+ */
+import { Option, Redacted } from "effect"
+import * as net from "node:net"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { accepted, expectError, postJson, request, submitFile, waitForJob } from "../support/jobsClient.ts"
+import { onPostgres } from "../support/database.ts"
+import { startServer, type TestServer } from "../support/server.ts"
+import { makeStandIn, tinyWav } from "../support/standInPipeline.ts"
+
+let server: TestServer
+let key: string
+const standIn = makeStandIn({ delayMs: 20, steps: 1 })
+
+beforeAll(async () => {
+  server = await startServer("hostile-edge", {}, { pipeline: standIn.layer })
+  key = (await server.account()).key
+})
+afterAll(async () => {
+  await server?.close()
+})
+
+const port = () => Number(new URL(server.url).port)
+
+/** Sends raw bytes on a fresh connection and returns the first response head (or "" if none). */
+const rawExchange = (head: string, body: string | Buffer, options: { readonly closeAfterMs?: number } = {}) =>
+  new Promise<string>((resolve) => {
+    let answer = ""
+    const socket = net.connect(port(), "127.0.0.1", () => {
+      socket.write(head)
+      socket.write(body)
+    })
+    socket.on("data", (chunk) => {
+      answer += chunk.toString("latin1")
+      if (answer.includes("\r\n\r\n")) {
+        socket.destroy()
+        resolve(answer)
+      }
+    })
+    socket.on("error", () => resolve(answer))
+    socket.on("close", () => resolve(answer))
+    if (options.closeAfterMs !== undefined) setTimeout(() => socket.destroy(), options.closeAfterMs)
+  })
+
+describe("JSON body limit", () => {
+  it("refuses a declared 600 MB JSON body with 413 BODY_TOO_LARGE without waiting for it", async () => {
+    const started = Date.now()
+    const head = await rawExchange(
+      `POST /v1/jobs/status HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${600 * 1024 * 1024}\r\n\r\n`,
+      `{"ids": ["`
+    )
+    expect(head).toMatch(/^HTTP\/1\.1 413/)
+    expect(Date.now() - started).toBeLessThan(5_000)
+  })
+
+  it("stops reading a chunked JSON body at the limit: 413 with the limit in the body", async () => {
+    const big = JSON.stringify({ ids: ["x".repeat(2 * 1024 * 1024)] })
+    const response = await fetch(`${server.url}/v1/jobs/status`, {
+      method: "POST",
+      headers: { "X-API-Key": key, "Content-Type": "application/json" },
+      // A stream body: fetch sends it chunked, with no Content-Length to refuse up front.
+      body: new Blob([big]).stream(),
+      duplex: "half"
+    } as RequestInit)
+    const body = await response.json() as { code: string; limit_bytes: number }
+    expect(response.status).toBe(413)
+    expect(body).toMatchObject({ code: "BODY_TOO_LARGE", limit_bytes: 1024 * 1024 })
+  })
+
+  it("refuses JSON nested deeper than 32 levels with 422", async () => {
+    const deep = `${"[".repeat(5_000)}${"]".repeat(5_000)}`
+    const response = await fetch(`${server.url}/v1/uploads/init`, {
+      method: "POST",
+      headers: { "X-API-Key": key, "Content-Type": "application/json" },
+      body: `{"filename":"a.wav","size_bytes":10,"extra":${deep}}`
+    })
+    await expectError(response, 422, "VALIDATION_FAILED")
+  })
+})
+
+describe("strings Postgres cannot store", () => {
+  it("answers 422 with the field's location for NUL in uploads/init filename and content_type", async () => {
+    for (const [field, payload] of [
+      ["filename", { filename: "a\u0000.mp3", size_bytes: 10 }],
+      ["content_type", { filename: "a.mp3", size_bytes: 10, content_type: "audio/mpeg\u0000" }]
+    ] as const) {
+      const response = await postJson(server, "/v1/uploads/init", payload, key)
+      const body = await response.json() as { code: string; detail: Array<{ loc: Array<string> }> }
+      expect(response.status, JSON.stringify(body)).toBe(422)
+      expect(body.detail[0]!.loc).toEqual(["body", field])
+    }
+  })
+
+  it("answers 422 for NUL and lone surrogates in a transcript correction, and keeps the transcript", async () => {
+    const job = await accepted(await submitFile(server, { key, file: { name: "talk.wav", bytes: tinyWav() } }))
+    expect((await waitForJob(server, key, job.job_id)).status).toBe("done")
+    for (const text of ["x\u0000", "\ud800", "ok \udc00 ok"]) {
+      const response = await fetch(`${server.url}/v1/jobs/${job.job_id}/transcript`, {
+        method: "PATCH",
+        headers: { "X-API-Key": key, "Content-Type": "application/json" },
+        body: JSON.stringify({ segments: [{ index: 0, text }] })
+      })
+      const body = await response.json() as { code: string; detail: Array<{ loc: Array<string | number> }> }
+      expect(response.status, JSON.stringify(body)).toBe(422)
+      expect(body.detail[0]!.loc).toEqual(["body", "segments", 0, "text"])
+    }
+    const result = await request(server, "GET", `/v1/jobs/${job.job_id}/result?format=txt`, key)
+    expect(result.status).toBe(200)
+  })
+
+  it("answers 422 for a NUL in a query value", async () => {
+    const response = await request(server, "GET", "/v1/jobs?status=%00", key)
+    const body = await response.json() as { code: string; detail: Array<{ loc: Array<string> }> }
+    expect(response.status).toBe(422)
+    expect(body.detail[0]!.loc).toEqual(["query", "status"])
+  })
+
+  it("answers 422 for a NUL in a multipart file name", async () => {
+    const response = await submitFile(server, { key, file: { name: "a\u0000b.wav", bytes: tinyWav() } })
+    await expectError(response, 422, "VALIDATION_FAILED")
+  })
+})
+
+describe("clients that hang up", () => {
+  it("log 499 in the request line and no error line, however many pipelined requests they drop", async () => {
+    const before = server.logs.length
+    let pipelined = ""
+    for (let i = 0; i < 50; i++) {
+      pipelined += `POST /v1/jobs/status HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: 10\r\n\r\n{"ids":[]}`
+    }
+    pipelined += `POST /v1/jobs/status HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: 100000\r\n\r\n{"ids":`
+    await rawExchange(pipelined, "", { closeAfterMs: 20 })
+    await new Promise((resolve) => setTimeout(resolve, 1_500))
+    const lines = server.logs.slice(before).map((line) => JSON.parse(line) as { level: number; status?: number; msg: string })
+    expect(lines.filter((line) => line.level >= 50)).toEqual([])
+    expect(lines.filter((line) => line.msg === "request" && (line.status ?? 0) >= 500)).toEqual([])
+  })
+})
+
+describe("database outage", () => {
+  it.runIf(onPostgres)("answers 503 SERVICE_UNAVAILABLE with Retry-After while the database is unreachable, then recovers", async () => {
+    // A TCP relay in front of this test's Postgres database: closing it is the outage.
+    const target = new URL(Redacted.value(Option.getOrThrow(server.storage.databaseUrl)))
+    const sockets = new Set<net.Socket>()
+    let open = true
+    const relay = net.createServer((client) => {
+      if (!open) return client.destroy()
+      const upstream = net.connect(Number(target.port || 5432), target.hostname)
+      for (const s of [client, upstream]) {
+        sockets.add(s)
+        s.on("error", () => {})
+        s.on("close", () => sockets.delete(s))
+      }
+      client.pipe(upstream).pipe(client)
+    })
+    await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", resolve))
+    const relayed = new URL(target.href)
+    relayed.host = `127.0.0.1:${(relay.address() as net.AddressInfo).port}`
+    const outage = await startServer("hostile-edge-outage", { databaseUrl: Option.some(Redacted.make(relayed.href)) }, {
+      pipeline: standIn.layer
+    })
+    try {
+      const { key: outageKey } = await outage.account()
+      expect((await outage.get("/v1/me", { "X-API-Key": outageKey })).status).toBe(200)
+      open = false
+      for (const s of sockets) s.destroy()
+      const response = await outage.get("/v1/me", { "X-API-Key": outageKey })
+      const body = await response.json() as { code: string; retry_after: number }
+      expect(response.status, JSON.stringify(body)).toBe(503)
+      expect(body.code).toBe("SERVICE_UNAVAILABLE")
+      expect(Number(response.headers.get("retry-after"))).toBeGreaterThanOrEqual(1)
+      open = true
+      let recovered = 0
+      for (let i = 0; i < 20 && recovered !== 200; i++) {
+        recovered = (await outage.get("/v1/me", { "X-API-Key": outageKey })).status
+        if (recovered !== 200) await new Promise((resolve) => setTimeout(resolve, 500))
+      }
+      expect(recovered).toBe(200)
+    } finally {
+      open = true
+      await outage.close()
+      relay.close()
+    }
+  })
+})
