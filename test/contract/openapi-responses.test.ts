@@ -235,6 +235,43 @@ describe("answers match /openapi.json", () => {
     await call("GET", `/v1/jobs/${long}/insights`, 401)
   })
 
+  it("library search, clip candidates and clip search: 200, 422, 409, 402, 400, 404, 401, 415, 400 MALFORMED_JSON", async () => {
+    const spoken = "Here's the thing about tides. The moon pulls the sea twice a day, and the harbour empties at noon."
+    const job = (await call("POST", "/v1/transcribe", 202, { key, body: form({ name: "tides.wav", bytes: tinyWav({ text: spoken }) }) })).body.job_id as string
+    const slow = (await call("POST", "/v1/transcribe", 202, { key, body: form(wav("slow-search.wav", 1_500)) })).body.job_id as string
+    expect((await call("GET", `/v1/jobs/${slow}/clips/candidates`, 409, { key })).body.code).toBe("NOT_READY")
+    expect((await call("GET", `/v1/jobs/${slow}/clips/search?q=tides`, 409, { key })).body.code).toBe("NOT_READY")
+    expect((await waitSettled(job)).status).toBe("done")
+    const deadline = Date.now() + 20_000
+    while (Date.now() < deadline) {
+      const { body } = await call("POST", "/v1/library/search", 200, { key, json: { q: "when does the harbour empty", limit: 5 } })
+      if (body.hits.some((hit: { job_id: string }) => hit.job_id === job)) break
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+    expect((await call("GET", `/v1/jobs/${job}/clips/search?q=moon`, 200, { key })).body.moments.length).toBeGreaterThan(0)
+    // A 5-second recording has no moment of 10 to 60 seconds.
+    expect((await call("GET", `/v1/jobs/${job}/clips/candidates?kind=hook`, 200, { key })).body.candidates).toEqual([])
+    await call("GET", `/v1/jobs/${job}/clips/candidates`, 200, { key })
+    for (const body of [{ q: "" }, { q: "x".repeat(501) }, { q: "ok", limit: 0 }, {}]) {
+      expect((await call("POST", "/v1/library/search", 422, { key, json: body })).body.code).toBe("VALIDATION_FAILED")
+    }
+    expect((await call("POST", "/v1/library/search", 422, { key, json: { q: "   " } })).body.detail[0].loc).toEqual(["body", "q"])
+    expect((await call("GET", `/v1/jobs/${job}/clips/candidates?kind=viral`, 422, { key })).body.code).toBe("VALIDATION_FAILED")
+    expect((await call("GET", `/v1/jobs/${job}/clips/search`, 422, { key })).body.code).toBe("VALIDATION_FAILED")
+    expect((await call("POST", "/v1/library/search", 400, { key, body: "{", contentType: "application/json" })).body.code).toBe("MALFORMED_JSON")
+    expect((await call("POST", "/v1/library/search", 415, { key, body: "q=x", contentType: "text/plain" })).body.code).toBe("UNSUPPORTED_CONTENT_TYPE")
+    await call("POST", "/v1/library/search", 401, { json: { q: "tides" } })
+    for (const suffix of ["candidates", "search?q=tides"]) {
+      expect((await call("GET", `/v1/jobs/not-a-uuid/clips/${suffix}`, 400, { key })).body.code).toBe("BAD_ID")
+      expect((await call("GET", `/v1/jobs/${missingId}/clips/${suffix}`, 404, { key })).body.code).toBe("NOT_FOUND")
+    }
+    await server.run(Effect.gen(function*() {
+      yield* (yield* SqlClient.SqlClient)`UPDATE jobs SET locked = true WHERE id = ${job}`.pipe(Effect.orDie)
+    }))
+    expect((await call("GET", `/v1/jobs/${job}/clips/candidates`, 402, { key })).body.code).toBe("transcript_locked")
+    expect((await call("GET", `/v1/jobs/${job}/clips/search?q=moon`, 402, { key })).body.code).toBe("transcript_locked")
+  })
+
   it("BAD_ID and NOT_FOUND on every job route", async () => {
     for (const [method, suffix] of [["GET", ""], ["DELETE", ""], ["GET", "/result"], ["POST", "/restore"]] as const) {
       expect((await call(method, `/v1/jobs/not-a-uuid${suffix}`, 400, { key })).body.code).toBe("BAD_ID")
