@@ -119,6 +119,8 @@ const encoded = (id: number, make: () => FromWorker): FromWorker => {
  * (onnxruntime's intra-op pool, the ffmpeg worker) inherit it: on a busy machine the main thread's
  * HTTP work is served first and the pipeline takes the CPU that is left. On Linux, `setpriority` on
  * "process" 0 applies to the calling thread only. Best effort (refused or unsupported: unchanged).
+ * Caveat: libuv's shared thread pool is created by the first thread that needs it; the server's
+ * main thread always does (file system at start) long before this lazily started worker.
  */
 if (input.pipeline.niceness > 0) {
   try {
