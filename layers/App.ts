@@ -4,7 +4,7 @@
  * tests build the same layer with `AppConfig.layerWith(...)` in place of the environment.
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Duration, Effect, Layer, Option, Redacted } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { createServer } from "node:http"
@@ -83,9 +83,12 @@ import { ClipHandlers, ClipMediaHandlers } from "../src/http/ClipHandlers.ts"
 import { UploadHandlers, UploadTransferHandlers } from "../src/http/UploadHandlers.ts"
 import { McpRoutes } from "../src/http/McpHandlers.ts"
 import { OpenAiRoutes } from "../src/http/OpenAiTranscriptions.ts"
+import { MetricsRoute, ReadyRoute, RequestMetrics } from "../src/http/OpsRoutes.ts"
+import { Readiness } from "../services/ops/Readiness.ts"
+import { ServiceMetrics } from "../services/ops/ServiceMetrics.ts"
 
 /** Link fetching and webhook delivery share one address policy (`VERBATIM_FETCH_ALLOW`). */
-const FetchLayer = Layer.unwrap(
+export const FetchLayer = Layer.unwrap(
   AppConfig.useSync((config) => {
     const fetcher = SafeFetcher.layer({ allowList: config.fetchAllow })
     return LinkResolver.layerNoDeps.pipe(Layer.provideMerge(fetcher))
@@ -228,17 +231,45 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pi
 /** `/mcp` and the OpenAI-compatible route (Bearer key) call the same use cases as the REST handlers. */
 const BearerRoutes = Layer.mergeAll(McpRoutes, OpenAiRoutes).pipe(Layer.provide(UseCasesLayer))
 
-const Routes = Layer.mergeAll(ApiRoutes, BearerRoutes, HttpApiScalar.layer(Api, { path: "/docs" }), EdgeMiddleware)
+/** `/readyz`, and `/metrics` on the API port unless `VERBATIM_METRICS_PORT` (none with `VERBATIM_METRICS=false`). */
+const OpsLayer = Layer.unwrap(AppConfig.useSync((config) =>
+  !config.metrics
+    ? ReadyRoute
+    : Option.isSome(config.metricsPort)
+    ? Layer.mergeAll(ReadyRoute, RequestMetrics)
+    : Layer.mergeAll(ReadyRoute, RequestMetrics, MetricsRoute)
+)).pipe(Layer.provide(Layer.mergeAll(Readiness.layer, ServiceMetrics.layer)))
+
+/** `/metrics` alone on its own port, when `VERBATIM_METRICS_PORT` is set. */
+const MetricsServerLayer = Layer.unwrap(AppConfig.useSync((config) =>
+  config.metrics && Option.isSome(config.metricsPort)
+    ? HttpRouter.serve(MetricsRoute, { disableLogger: true, disableListenLog: true }).pipe(
+      Layer.provide(NodeHttpServer.layer(createServer, { port: config.metricsPort.value, host: config.host })),
+      Layer.provide(ServiceMetrics.layer)
+    )
+    : Layer.empty
+))
+
+const Routes = Layer.mergeAll(ApiRoutes, BearerRoutes, OpsLayer, HttpApiScalar.layer(Api, { path: "/docs" }), EdgeMiddleware)
 
 const HttpServerLayer = Layer.unwrap(
-  AppConfig.useSync((config) => NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
+  AppConfig.useSync((config) =>
+    NodeHttpServer.layer(createServer, {
+      port: config.port,
+      host: config.host,
+      gracefulShutdownTimeout: Duration.seconds(config.shutdownGraceSeconds)
+    })
+  )
 )
 
 /**
  * The HTTP service and job execution on top of the domain. Requires `AppConfig`,
  * `AppLogger`, and the pipeline (`Transcriber`, `MediaDecoder`: see layers/Pipeline.ts).
  */
-export const ServerLayer = HttpRouter.serve(Routes, { disableLogger: true, disableListenLog: true }).pipe(
+export const ServerLayer = Layer.merge(
+  HttpRouter.serve(Routes, { disableLogger: true, disableListenLog: true }),
+  MetricsServerLayer
+).pipe(
   Layer.provideMerge(HttpServerLayer),
   Layer.provideMerge(WorkLayer),
   Layer.provideMerge(SearchLayer),

@@ -1,0 +1,109 @@
+/**
+ * `/readyz`: whether this process can do its work now. Each check is bounded in time and
+ * names itself when it fails, so an operator (or a load balancer's log) sees what to fix:
+ * - `database`: a round trip to the database within 2 s;
+ * - `models`: the configured model's files are on disk with their expected sizes (a missing
+ *   model would be downloaded by the first job, which is not "ready");
+ * - `workers`: no job has waited in the queue longer than `VERBATIM_JOB_STALL_SECONDS` while
+ *   nothing is processing (the task engine is taking work);
+ * - `disk`: at least `minFreeBytes` free where media and the embedded database live.
+ */
+import { Context, Duration, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import * as fsp from "node:fs/promises"
+import * as path from "node:path"
+import { whisperModels } from "../../pipeline/models/ModelRegistry.ts"
+import { AppConfig } from "../AppConfig.ts"
+
+export interface ReadinessCheck {
+  readonly name: "database" | "models" | "workers" | "disk"
+  readonly ok: boolean
+  readonly detail: string
+}
+
+export interface ReadinessReport {
+  readonly ready: boolean
+  readonly checks: ReadonlyArray<ReadinessCheck>
+}
+
+/** Free space below this fails `disk`: a job's media and transcript need room. */
+export const minFreeBytes = 512 * 1024 * 1024
+
+const within = (name: ReadinessCheck["name"], check: Effect.Effect<ReadinessCheck>, seconds = 2) =>
+  check.pipe(
+    Effect.timeoutOrElse({
+      duration: Duration.seconds(seconds),
+      orElse: () => Effect.succeed({ name, ok: false, detail: `no answer within ${seconds} s` } satisfies ReadinessCheck)
+    })
+  )
+
+export class Readiness extends Context.Service<Readiness, {
+  readonly check: Effect.Effect<ReadinessReport>
+}>()("verbatim/ops/Readiness") {
+  static readonly layer = Layer.effect(
+    Readiness,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const config = yield* AppConfig
+
+      const database = within(
+        "database",
+        sql`SELECT 1 AS one`.pipe(
+          Effect.as({ name: "database", ok: true, detail: "reachable" } as const),
+          Effect.catchCause((cause) =>
+            Effect.succeed({ name: "database", ok: false, detail: `unreachable: ${String(cause).split("\n")[0]}` } as const)
+          )
+        )
+      )
+
+      const models = Effect.promise(async (): Promise<ReadinessCheck> => {
+        const spec = whisperModels.find((candidate) => candidate.name === config.model)
+        if (spec === undefined) return { name: "models", ok: false, detail: `unknown model ${config.model}` }
+        const missing: Array<string> = []
+        for (const file of spec.files) {
+          const stat = await fsp.stat(path.resolve(config.modelsDir, spec.folder, file.file)).catch(() => undefined)
+          if (stat === undefined || stat.size !== file.bytes) missing.push(file.file)
+        }
+        return missing.length === 0
+          ? { name: "models", ok: true, detail: `${config.model} present` }
+          : {
+            name: "models",
+            ok: false,
+            detail: `${config.model} is missing ${missing.join(", ")} in ${config.modelsDir} (run: verbatim models pull ${config.model})`
+          }
+      })
+
+      const workers = within(
+        "workers",
+        sql<{ waiting: number | null; processing: number }>`
+          SELECT
+            (SELECT EXTRACT(EPOCH FROM (now() - min(created_at)))::float8 FROM jobs
+              WHERE status = 'queued' AND deleted_at IS NULL) AS waiting,
+            (SELECT count(*)::int FROM jobs WHERE status = 'processing' AND deleted_at IS NULL) AS processing`.pipe(
+          Effect.map(([row]): ReadinessCheck => {
+            const waiting = row?.waiting ?? 0
+            return row !== undefined && row.processing === 0 && waiting > config.jobStallSeconds
+              ? { name: "workers", ok: false, detail: `a job has waited ${Math.round(waiting)} s with nothing processing` }
+              : { name: "workers", ok: true, detail: `${row?.processing ?? 0} processing, ${config.workers} per process` }
+          }),
+          Effect.catchCause(() => Effect.succeed({ name: "workers", ok: false, detail: "job queue unreadable" } as const))
+        )
+      )
+
+      const disk = Effect.promise(async (): Promise<ReadinessCheck> => {
+        const stats = await fsp.statfs(config.dataDir).catch(() => undefined)
+        if (stats === undefined) return { name: "disk", ok: false, detail: `${config.dataDir} is not readable` }
+        const free = stats.bavail * stats.bsize
+        const mb = Math.floor(free / 1024 / 1024)
+        return free >= minFreeBytes
+          ? { name: "disk", ok: true, detail: `${mb} MB free` }
+          : { name: "disk", ok: false, detail: `only ${mb} MB free in ${config.dataDir} (needs ${minFreeBytes / 1024 / 1024} MB)` }
+      })
+
+      const check = Effect.all([database, models, workers, disk], { concurrency: "unbounded" }).pipe(
+        Effect.map((checks) => ({ ready: checks.every((c) => c.ok), checks }))
+      )
+      return Readiness.of({ check })
+    })
+  )
+}
