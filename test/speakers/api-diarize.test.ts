@@ -12,8 +12,9 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Billing } from "../../services/billing/Billing.ts"
 import { billableMinutes } from "../../src/contract/domain/Catalog.ts"
-import type { AccountId } from "../../src/contract/domain/Ids.ts"
-import { accepted, getJob, request, submitFile, waitForJob } from "../support/jobsClient.ts"
+import { type AccountId, JobId } from "../../src/contract/domain/Ids.ts"
+import { TaskHandlers } from "../../services/work/TaskHandlers.ts"
+import { accepted, getJob, request, sleep, submitFile, waitForJob } from "../support/jobsClient.ts"
 import { mediaDir, modelsDir } from "../support/paths.ts"
 import { startServer, type TestServer } from "../support/server.ts"
 
@@ -49,15 +50,19 @@ const done = (server: TestServer, key: string, id: string) =>
 describe("diarize=true with the real pipeline", () => {
   let server: TestServer
   let key: string
+  let accountId: AccountId
   const jobs: Record<string, string> = {}
 
   beforeAll(async () => {
     server = await startServer("speakers", { rateLimitPerMinute: 10_000 })
-    key = (await server.account()).key
+    const account = await server.account()
+    key = account.key
+    accountId = account.accountId
     jobs["a05"] = await submit(server, key, "a05_dialogue_slt_kal.wav")
     jobs["a08"] = await submit(server, key, "a08_interview_three_speakers.wav")
     jobs["a01"] = await submit(server, key, "a01_slt_budget.wav")
     jobs["plain"] = await submit(server, key, "a05_dialogue_slt_kal.wav", false)
+    jobs["stalled"] = await submit(server, key, "a08_interview_three_speakers.wav")
   }, 60_000)
   afterAll(async () => {
     await server?.close()
@@ -94,6 +99,30 @@ describe("diarize=true with the real pipeline", () => {
     const job = await done(server, key, jobs["a01"]!)
     expect(job).toMatchObject({ status: "done", diarization: "done" })
     expect(speakersOf(await result(server, key, jobs["a01"]!))).toEqual(["SPEAKER_00"])
+  })
+
+  it("a diarization the engine gives up (stalled) completes the job without speakers; the late run writes nothing", async () => {
+    const id = jobs["stalled"]!
+    // Transcription reports at most 98 %; the diarize run's heartbeat writes 99.
+    const diarizing = await waitForJob(server, key, id, (job) => job.progress >= 99 || job.status === "done" || job.status === "failed", {
+      timeoutMs: 240_000,
+      intervalMs: 100
+    })
+    expect(diarizing).toMatchObject({ status: "processing", diarization: "pending" })
+    const before = await server.run(Billing.use((billing) => billing.balanceMinutes(accountId)))
+    await server.run(TaskHandlers.use((registered) =>
+      registered.handlers.get("diarize")!.giveUp({ taskId: "", jobId: JobId.make(id), subKey: "", attempts: 1 }, "stalled")
+    ))
+    const job = await getJob(server, key, id)
+    expect(job).toMatchObject({ status: "done", diarization: "failed" })
+    const r = await result(server, key, id)
+    expect(r.segments.length).toBeGreaterThan(0)
+    expect(speakersOf(r)).toEqual([null])
+    // The attempt still diarizing lost its claim: it stops without completing the job again.
+    await sleep(8_000)
+    expect(speakersOf(await result(server, key, id))).toEqual([null])
+    const after = await server.run(Billing.use((billing) => billing.balanceMinutes(accountId)))
+    expect(before - after).toBeCloseTo(billableMinutes(job.audio_duration_seconds!), 6)
   })
 
   it("without diarize: no speakers, diarization null", async () => {
