@@ -5,7 +5,8 @@
  * stands in for the pay link. `base` is the API root the caller reached (links are absolute).
  */
 import { Context, Effect, Layer } from "effect"
-import { packCovering, type Sku } from "../../src/contract/domain/Catalog.ts"
+import { PaymentRequired } from "../../src/contract/api/Errors.ts"
+import { billableMinutes, packCovering, type Sku } from "../../src/contract/domain/Catalog.ts"
 import type { AccountId } from "../../src/contract/domain/Ids.ts"
 import { AppConfig } from "../AppConfig.ts"
 import { Checkouts } from "./Checkouts.ts"
@@ -16,6 +17,11 @@ export class Paywall extends Context.Service<Paywall, {
   checkoutUrlFor(accountId: AccountId, sku: Sku, base: string): Effect.Effect<string>
   /** The pay link for the smallest pack that covers `minutes`. */
   coveringUrl(accountId: AccountId, minutes: number, base: string): Effect.Effect<string>
+  /**
+   * The 402 `transcript_locked` answer for a locked job of `accountId` with `audioSeconds` of
+   * audio: `error` (what is locked), the price list and a pay link covering the job.
+   */
+  transcriptLocked(accountId: AccountId, audioSeconds: number, base: string, error: string): Effect.Effect<PaymentRequired>
 }>()("verbatim/billing/Paywall") {
   static readonly layer = Layer.effect(
     Paywall,
@@ -36,7 +42,23 @@ export class Paywall extends Context.Service<Paywall, {
       const coveringUrl = (accountId: AccountId, minutes: number, base: string) =>
         checkoutUrlFor(accountId, packCovering(minutes).sku, base)
 
-      return Paywall.of({ pricingUrl, checkoutPageUrl, checkoutUrlFor, coveringUrl })
+      const transcriptLocked = Effect.fn("Paywall.transcriptLocked")(function*(
+        accountId: AccountId,
+        audioSeconds: number,
+        base: string,
+        error: string
+      ) {
+        const needed = billableMinutes(audioSeconds)
+        return new PaymentRequired({
+          error,
+          code: "transcript_locked",
+          upgrade_url: pricingUrl(base),
+          checkout_url: yield* coveringUrl(accountId, needed, base),
+          required_minutes: needed
+        })
+      })
+
+      return Paywall.of({ pricingUrl, checkoutPageUrl, checkoutUrlFor, coveringUrl, transcriptLocked })
     })
   )
 }

@@ -15,7 +15,6 @@
 import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
 import { InsightsNotAvailable, NoSpeech, NotFound, NotReady, PaymentRequired } from "../../src/contract/api/Errors.ts"
 import type { AccountCaller } from "../../src/contract/api/Security.ts"
-import { billableMinutes } from "../../src/contract/domain/Catalog.ts"
 import type { JobId } from "../../src/contract/domain/Ids.ts"
 import type { Insights } from "../../src/contract/domain/Insights.ts"
 import { JobAccess, jobNotFound } from "../access/JobAccess.ts"
@@ -105,14 +104,12 @@ export class JobInsights extends Context.Service<JobInsights, {
           const job = yield* access.load(caller, jobId).pipe(Effect.catchTag("ClaimTokenRequired", () => Effect.fail(jobNotFound())))
           const transcript = yield* transcripts.ready(job)
           if (job.locked) {
-            const needed = billableMinutes(job.audio_duration_seconds ?? 0)
-            return yield* new PaymentRequired({
-              error: "This transcript is locked until the account has credit for it; its insights are too.",
-              code: "transcript_locked",
-              upgrade_url: paywall.pricingUrl(base),
-              checkout_url: yield* paywall.coveringUrl(caller.account.id, needed, base),
-              required_minutes: needed
-            })
+            return yield* yield* paywall.transcriptLocked(
+              caller.account.id,
+              job.audio_duration_seconds ?? 0,
+              base,
+              "This transcript is locked until the account has credit for it; its insights are too."
+            )
           }
           if (!transcript.speech_detected || transcript.segments.length === 0) return yield* noSpeech(0)
           const hash = transcriptHash(transcript)
