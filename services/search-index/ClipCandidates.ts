@@ -73,7 +73,8 @@ const HOOK_PATTERNS: ReadonlyArray<RegExp> = [
   /\b(let me tell you|i'?ll tell you|the reason (why|is)|the one thing|stop|listen)\b/i,
   /\b(shocking|surprising|incredible|crazy|insane|huge|massive|dramatic|disaster)\b/i
 ]
-const NUMBER = /(\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand|million|billion|percent|half|double|triple|dozen)\b|%|\$|€|£)/i
+/** One figure: an amount in digits (with its currency or percent sign) or a number word. */
+const NUMBER = /([$€£]?\d[\d.,]*%?|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand|million|billion|percent|half|double|triple|dozen)\b)/i
 const EXPLANATION = /\b(because|the reason|which means|that means|turns out|so that|as a result|that's why|this is why|in other words|the key|the difference|compared to|instead of|more than|less than|per (year|cent|month|day))\b/i
 const CONVICTION = /\b(i (think|believe|know|learned|realized|decided|feel)|we (need|have to|must|should|decided)|you (have to|need to|should)|the (key|lesson|point) is|what matters)\b/i
 const isQuestion = (text: string) => /[?？]["”»]?$/u.test(text)
