@@ -7,29 +7,57 @@
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Console, Effect, Layer } from "effect"
 import { Command } from "effect/cli"
-import { announce, DomainLayer, SearchReindexLayer, ServerLayer } from "../layers/App.ts"
+import { announce, DomainLayer, FetchLayer, SearchReindexLayer, ServerLayer } from "../layers/App.ts"
 import { ModelRegistryLayer, PipelineLayer } from "../layers/Pipeline.ts"
 import { AppConfig } from "../services/AppConfig.ts"
 import { AppLogger } from "../services/observability/AppLogger.ts"
 import { adminCommand } from "./cli/AdminCommands.ts"
 import { speechCommands } from "./cli/SpeechCommands.ts"
+import { doctorCommand } from "./cli/DoctorCommand.ts"
+import { DatabaseLayer } from "../layers/Database.ts"
+
+/**
+ * SIGTERM (and SIGINT) interrupt the server's layers in reverse order: the HTTP server stops
+ * accepting connections and lets in-flight requests finish for up to
+ * `VERBATIM_SHUTDOWN_GRACE_SECONDS`; then the job runner stops, interrupting running jobs so
+ * their persisted messages are delivered again (to another runner, or to this one after a
+ * restart); then the database closes. Whatever is still running `grace + 10` seconds after
+ * the signal is abandoned: the process exits with status 1.
+ */
+const boundShutdown = (graceSeconds: number) =>
+  Effect.sync(() => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      process.stdout.write(`${JSON.stringify({ level: "info", time: Date.now(), msg: "shutting down", signal, grace_seconds: graceSeconds })}\n`)
+      setTimeout(() => {
+        process.stderr.write(`verbatim: shutdown took longer than ${graceSeconds + 10} s; exiting anyway\n`)
+        process.exit(1)
+      }, (graceSeconds + 10) * 1000).unref()
+    }
+    process.once("SIGTERM", onSignal)
+    process.once("SIGINT", onSignal)
+  })
 
 const serve = Command.make(
   "serve",
   {},
   () =>
-    Layer.launch(
-      Layer.effectDiscard(announce).pipe(
-        Layer.provideMerge(ServerLayer),
-        Layer.provide(PipelineLayer),
-        Layer.provide(AppLogger.layer)
+    Effect.andThen(
+      AppConfig.use((config) => boundShutdown(config.shutdownGraceSeconds)),
+      Layer.launch(
+        Layer.effectDiscard(announce).pipe(
+          Layer.provideMerge(ServerLayer),
+          Layer.provide(PipelineLayer),
+          Layer.provide(AppLogger.layer)
+        )
       )
     )
 ).pipe(Command.withDescription("Run the HTTP API (embedded PGlite unless DATABASE_URL is set)"))
 
 const verbatim = Command.make("verbatim").pipe(
   Command.withDescription("Verbatim: self-hosted transcription service"),
-  Command.withSubcommands([serve, adminCommand.pipe(Command.provide(SearchReindexLayer), Command.provide(DomainLayer)), ...speechCommands({ pipeline: PipelineLayer, models: ModelRegistryLayer })])
+  Command.withSubcommands([serve, adminCommand.pipe(Command.provide(SearchReindexLayer), Command.provide(DomainLayer)), ...speechCommands({ pipeline: PipelineLayer, links: FetchLayer, models: ModelRegistryLayer }),
+    doctorCommand(DatabaseLayer).pipe(Command.provide(ModelRegistryLayer))
+  ])
 )
 
 /** A failure's one-line explanation for the operator. */
@@ -47,13 +75,31 @@ const describe = (error: unknown): string => {
   return String(error)
 }
 
-/** Failures reach the operator as one sentence on stderr and exit code 1. */
-const reportFailure = (error: unknown) =>
-  Console.error(`verbatim: ${describe(error)}`).pipe(
+/** The command line itself was wrong (the help text was printed above the message). */
+const usageErrors = new Set([
+  "UnrecognizedOption",
+  "DuplicateOption",
+  "MissingOption",
+  "MissingArgument",
+  "UnexpectedArgument",
+  "InvalidValue",
+  "UnknownSubcommand",
+  "ValidationError",
+  "ShowHelp"
+])
+
+/**
+ * Exit status: 0 done; 1 the command failed (one sentence on stderr; `doctor` and `transcribe`
+ * also exit 1 when a check or an input failed); 2 the command line was wrong.
+ */
+const reportFailure = (error: unknown) => {
+  const tag = (error as { readonly _tag?: string })._tag ?? ""
+  return Console.error(`verbatim: ${usageErrors.has(tag) ? "invalid command line (see the help above)" : describe(error)}`).pipe(
     Effect.andThen(Effect.sync(() => {
-      process.exitCode = 1
+      process.exitCode = usageErrors.has(tag) ? 2 : 1
     }))
   )
+}
 
 verbatim.pipe(
   Command.run({ version: "0.1.0" }),

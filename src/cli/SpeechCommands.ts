@@ -6,10 +6,14 @@
 import { Console, Effect, Layer, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { ModelRegistry } from "../../pipeline/models/ModelRegistry.ts"
-import { Transcriber } from "../../pipeline/Transcriber.ts"
+import type { FileDiarizer } from "../../pipeline/diarize/FileDiarizer.ts"
+import type { Transcriber } from "../../pipeline/Transcriber.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
+import { Verbatim } from "../../services/library/Verbatim.ts"
+import { LinkResolver } from "../../services/links/LinkResolver.ts"
 import { TranscriptFormats } from "../../services/TranscriptFormats.ts"
 import { TranscriptFormat } from "../contract/domain/Transcript.ts"
 
@@ -19,50 +23,129 @@ const progressBar = (progress: number) => {
   return `[${"#".repeat(filled)}${" ".repeat(width - filled)}] ${Math.round(progress).toString().padStart(3)}%`
 }
 
+const isLink = (input: string) => /^https?:\/\//i.test(input)
+
+interface Outcome {
+  readonly input: string
+  readonly ok: boolean
+  readonly duration_seconds?: number
+  readonly language?: string | null
+  readonly speech_ratio?: number
+  readonly seconds?: number
+  readonly output?: string
+  readonly error?: string
+}
+
+/**
+ * Where a rendering goes: with `--out`, that file (one input) or a file in that folder (several);
+ * without, stdout for one input, `<name>.<ext>` in the working folder for several, and inside
+ * the summary with `--json`. `undefined` means stdout or the summary.
+ */
+const outputPath = (input: string, out: string | undefined, several: boolean, json: boolean, extension: string) => {
+  const base = (isLink(input) ? (new URL(input).pathname.split("/").pop() || "link") : path.basename(input)).replace(/\.[^.]*$/, "")
+  if (out === undefined) return several && !json ? `${base}.${extension}` : undefined
+  if (!several) return out
+  fs.mkdirSync(out, { recursive: true })
+  return path.join(out, `${base}.${extension}`)
+}
+
 const transcribeCommand = Command.make(
   "transcribe",
   {
-    file: Argument.File("file", { mustExist: true }).pipe(Argument.withDescription("Audio or video file")),
+    inputs: Argument.String("input").pipe(
+      Argument.withDescription("Audio or video files, or http(s) links (media, episode pages, feeds)"),
+      Argument.variadic({ min: 1 })
+    ),
     format: Flag.Literals("format", TranscriptFormat.literals).pipe(Flag.withDefault("txt" as const)),
     language: Flag.String("language").pipe(
       Flag.withDescription("ISO 639-1 code, or auto (default)"),
       Flag.withDefault("auto")
     ),
     words: Flag.Boolean("words").pipe(Flag.withDescription("Per-word times (json only)"), Flag.withDefault(false)),
-    out: Flag.String("out").pipe(Flag.withDescription("Write here instead of stdout"), Flag.optional)
+    diarize: Flag.Boolean("diarize").pipe(Flag.withDescription("Label segments with speakers"), Flag.withDefault(false)),
+    json: Flag.Boolean("json").pipe(
+      Flag.withDescription("Print one JSON summary on stdout (transcripts inside it unless --out)"),
+      Flag.withDefault(false)
+    ),
+    out: Flag.String("out").pipe(
+      Flag.withDescription("Write here instead of stdout (a folder when there are several inputs)"),
+      Flag.optional
+    )
   },
-  Effect.fn(function*({ file, format, language, words, out }) {
-    const transcriber = yield* Transcriber
-    const formats = yield* TranscriptFormats
+  Effect.fn(function*({ inputs, format, language, words, diarize, json, out }) {
+    const verbatim = yield* Verbatim
+    const resolver = yield* LinkResolver
     const interactive = process.stderr.isTTY === true
-    let shown = -1
-    const started = performance.now()
-    const result = yield* transcriber.transcribe(
-      { path: path.resolve(file), language, wordTimestamps: words },
-      (progress) =>
-        Effect.sync(() => {
-          const step = Math.floor(progress / 5)
-          if (step === shown) return
-          shown = step
-          process.stderr.write(interactive ? `\r${progressBar(progress)}` : `${progressBar(progress)}\n`)
-        })
-    )
-    const seconds = (performance.now() - started) / 1000
-    process.stderr.write(`${interactive ? "\r" : ""}${progressBar(100)}\n`)
-    yield* Console.error(
-      `${path.basename(file)}: ${result.durationSeconds.toFixed(1)} s of audio, language ${result.language ?? "-"}, ` +
-        `speech ${(result.speechRatio * 100).toFixed(0)}%, ${seconds.toFixed(1)} s (${(result.durationSeconds / seconds).toFixed(1)}× real time)`
-    )
-    const rendered = yield* formats.render(result.transcript, format, { filename: path.basename(file) })
-    if (Option.isSome(out)) {
-      fs.writeFileSync(out.value, rendered.body)
-      yield* Console.error(`wrote ${out.value}`)
-    } else {
-      process.stdout.write(rendered.body)
-      if (format !== "docx") process.stdout.write("\n")
+    const several = inputs.length > 1
+    const outcomes: Array<Outcome> = []
+
+    for (const input of inputs) {
+      let shown = -1
+      const started = performance.now()
+      const onProgress = (progress: number) => {
+        const step = Math.floor(progress / 5)
+        if (step === shown) return
+        shown = step
+        process.stderr.write(interactive ? `\r${progressBar(progress)}` : `${progressBar(progress)}\n`)
+      }
+      const local = isLink(input)
+        ? Effect.acquireUseRelease(
+          Effect.promise(() => fs.promises.mkdtemp(path.join(os.tmpdir(), "verbatim-link-"))),
+          (dir) =>
+            Effect.gen(function*() {
+              const resolved = yield* resolver.resolve(input)
+              yield* Console.error(`${input}: downloading ${resolved.mediaUrl}`)
+              const downloaded = yield* resolver.download(resolved, path.join(dir, "media"))
+              return yield* verbatim.transcribe(downloaded.path, { language, words, diarize, onProgress })
+            }),
+          (dir) => Effect.promise(() => fs.promises.rm(dir, { recursive: true, force: true }))
+        )
+        : fs.existsSync(input)
+        ? verbatim.transcribe(input, { language, words, diarize, onProgress })
+        : Effect.fail({ message: `no such file: ${input}` })
+      const result = yield* Effect.result(local)
+      if (result._tag === "Failure") {
+        const error = result.failure as { readonly message?: string; readonly reason?: string }
+        outcomes.push({ input, ok: false, error: error.reason ?? error.message ?? String(result.failure) })
+        yield* Console.error(`verbatim: ${input}: ${outcomes.at(-1)!.error}`)
+        continue
+      }
+      const transcription = result.success
+      const seconds = (performance.now() - started) / 1000
+      process.stderr.write(`${interactive ? "\r" : ""}${progressBar(100)}\n`)
+      yield* Console.error(
+        `${isLink(input) ? input : path.basename(input)}: ${transcription.durationSeconds.toFixed(1)} s of audio, ` +
+          `language ${transcription.language ?? "-"}, speech ${(transcription.speechRatio * 100).toFixed(0)}%, ` +
+          `${seconds.toFixed(1)} s (${(transcription.durationSeconds / seconds).toFixed(1)}× real time)`
+      )
+      const rendered = yield* verbatim.render(transcription.transcript, format, isLink(input) ? undefined : path.basename(input))
+      const target = outputPath(input, Option.getOrUndefined(out), several, json, rendered.extension)
+      let inline: unknown = undefined
+      if (target === undefined && json) {
+        const text = new TextDecoder().decode(rendered.body)
+        inline = format === "json" ? JSON.parse(text) : format === "docx" ? Buffer.from(rendered.body).toString("base64") : text
+      } else if (target === undefined) {
+        process.stdout.write(rendered.body)
+        if (format !== "docx") process.stdout.write("\n")
+      } else {
+        fs.writeFileSync(target, rendered.body)
+        if (!json) yield* Console.error(`wrote ${target}`)
+      }
+      outcomes.push({
+        input,
+        ok: true,
+        duration_seconds: transcription.durationSeconds,
+        language: transcription.language,
+        speech_ratio: transcription.speechRatio,
+        seconds: Math.round(seconds * 10) / 10,
+        ...(target === undefined ? {} : { output: target }),
+        ...(inline === undefined ? {} : { transcript: inline })
+      })
     }
+    if (json) yield* Console.log(JSON.stringify({ ok: outcomes.every((o) => o.ok), results: outcomes }, null, 2))
+    if (outcomes.some((o) => !o.ok)) process.exitCode = 1
   })
-).pipe(Command.withDescription("Transcribe a file locally with the service's pipeline"))
+).pipe(Command.withDescription("Transcribe files or links locally with the service's pipeline"))
 
 const modelsList = Command.make(
   "list",
@@ -97,15 +180,20 @@ const modelsPull = Command.make(
 ).pipe(Command.withDescription("Download a model into the models dir (checksums verified)"))
 
 /**
- * The speech commands, given the pipeline and model registry layers by the entry point
- * (adapters do not compose layers themselves).
+ * The speech commands, given the pipeline, link resolver and model registry layers by the
+ * entry point (adapters do not compose layers themselves).
  */
-export const speechCommands = <EP, RP, EM, RM>(layers: {
-  readonly pipeline: Layer.Layer<Transcriber, EP, RP>
+export const speechCommands = <EP, RP, EL, RL, EM, RM>(layers: {
+  readonly pipeline: Layer.Layer<Transcriber | FileDiarizer, EP, RP>
+  readonly links: Layer.Layer<LinkResolver, EL, RL>
   readonly models: Layer.Layer<ModelRegistry, EM, RM>
 }) =>
   [
-    transcribeCommand.pipe(Command.provide(Layer.mergeAll(layers.pipeline, TranscriptFormats.layer))),
+    transcribeCommand.pipe(
+      Command.provide(
+        Layer.mergeAll(Verbatim.layer.pipe(Layer.provide(Layer.mergeAll(layers.pipeline, TranscriptFormats.layer))), layers.links)
+      )
+    ),
     Command.make("models").pipe(
       Command.withDescription("Whisper models: list, pull"),
       Command.withSubcommands([modelsList, modelsPull]),
