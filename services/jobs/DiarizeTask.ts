@@ -29,6 +29,12 @@ import { previewSeconds } from "./TranscribeTask.ts"
 
 const heartbeatEvery = Duration.seconds(2)
 
+/**
+ * Longest recording diarized: the whole recording is held as float PCM while it is diarized
+ * (230 MB per hour), so a longer one completes without speakers (`diarization: "failed"`).
+ */
+export const maxDiarizeSeconds = 4 * 3600
+
 /** The run no longer owns its job or task: stop without writing. */
 class RunLost extends Schema.TaggedError<RunLost>()("RunLost", {}) {}
 
@@ -55,17 +61,19 @@ export const DiarizeTask = Effect.gen(function*() {
       if (!jobAlive || !taskAlive) return yield* new RunLost()
     }).pipe(Effect.repeat(Schedule.spaced(heartbeatEvery)), Effect.andThen(Effect.never))
 
-  const turnsOf = (job: JobRecord) =>
+  const turnsOf = (job: JobRecord, staged: Outcome) =>
     Effect.gen(function*() {
       if (Option.isNone(diarizer)) return yield* new NotDiarized({ reason: "this process has no diarizer" })
+      // Keyless previews are diarized over their transcribed opening only.
+      const maxSeconds = job.account_id === null ? previewSeconds : undefined
+      if (maxSeconds === undefined && staged.audioDurationSeconds > maxDiarizeSeconds) {
+        return yield* new NotDiarized({ reason: `the recording is longer than ${maxDiarizeSeconds} s` })
+      }
       if (job.object_key === null) return yield* new NotDiarized({ reason: "the job has no stored media" })
       const path = yield* storage.localPath(job.object_key).pipe(
         Effect.mapError(() => new NotDiarized({ reason: "the media is missing from storage" }))
       )
-      return yield* diarizer.value.diarizeFile({
-        path,
-        maxSeconds: job.account_id === null ? previewSeconds : undefined
-      }).pipe(Effect.mapError((failed) => new NotDiarized({ reason: failed.reason })))
+      return yield* diarizer.value.diarizeFile({ path, maxSeconds }).pipe(Effect.mapError((failed) => new NotDiarized({ reason: failed.reason })))
     })
 
   /** The staged outcome with speakers, or marked `failed` without them. */
@@ -73,7 +81,7 @@ export const DiarizeTask = Effect.gen(function*() {
     Effect.gen(function*() {
       // Nothing was said: there is nothing to label, and that is a finished diarization.
       if (!staged.speechDetected || staged.transcript.segments.length === 0) return { ...staged, diarization: "done" as const }
-      const turns = yield* Effect.raceFirst(turnsOf(job), keepAlive(job, token, task))
+      const turns = yield* Effect.raceFirst(turnsOf(job, staged), keepAlive(job, token, task))
       return { ...staged, transcript: assignSpeakers(staged.transcript, turns), diarization: "done" as const }
     }).pipe(
       Effect.catchCause((cause): Effect.Effect<Outcome, RunLost> => {
