@@ -229,7 +229,7 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pi
 )
 
 /** `/mcp` and the OpenAI-compatible route (Bearer key) call the same use cases as the REST handlers. */
-const BearerRoutes = Layer.mergeAll(McpRoutes, OpenAiRoutes).pipe(Layer.provide(UseCasesLayer))
+const BearerRoutes = Layer.mergeAll(McpRoutes, OpenAiRoutes).pipe(Layer.provide(ClipUseCasesLayer))
 
 /** `/readyz`, and `/metrics` on the API port unless `VERBATIM_METRICS_PORT` (none with `VERBATIM_METRICS=false`). */
 const OpsLayer = Layer.unwrap(AppConfig.useSync((config) =>

@@ -18,6 +18,10 @@ import { Admission } from "../../services/intake/Admission.ts"
 import { makeJobView } from "../../services/jobs/JobViews.ts"
 import { LinkResolver } from "../../services/links/LinkResolver.ts"
 import { TranscriptAccess } from "../../services/transcripts/TranscriptAccess.ts"
+import { Clips } from "../../services/clips/Clips.ts"
+import { JobInsights } from "../../services/insights/JobInsights.ts"
+import { ClipDiscovery } from "../../services/search-index/ClipDiscovery.ts"
+import { LibrarySearch } from "../../services/search-index/LibrarySearch.ts"
 import { InvalidApiKey, MissingApiKey, RateLimited } from "../contract/api/Errors.ts"
 import { CurrentAccount } from "../contract/api/Security.ts"
 import { JobId } from "../contract/domain/Ids.ts"
@@ -53,6 +57,10 @@ const ToolHandlers = VerbatimTools.toLayer(Effect.gen(function*() {
   const billing = yield* Billing
   const usage = yield* UsageReport
   const jobView = yield* makeJobView
+  const jobInsights = yield* JobInsights
+  const library = yield* LibrarySearch
+  const discovery = yield* ClipDiscovery
+  const clips = yield* Clips
   const base = baseUrl(config)
   const refuse = Effect.mapError(toToolFailure)
 
@@ -118,7 +126,33 @@ const ToolHandlers = VerbatimTools.toLayer(Effect.gen(function*() {
           queue_depth: figures.queueDepth,
           average_job_seconds: figures.averageJobSeconds
         }
-      })
+      }),
+    insights: ({ job_id }) =>
+      Effect.gen(function*() {
+        return { insights: yield* jobInsights.get(yield* CurrentAccount, JobId.make(job_id), base) }
+      }).pipe(refuse),
+    library_search: (request) =>
+      Effect.gen(function*() {
+        const { account } = yield* CurrentAccount
+        return yield* library.search(account.id, request)
+      }).pipe(refuse),
+    clip_candidates: ({ job_id, kind }) =>
+      Effect.gen(function*() {
+        return yield* discovery.candidates(yield* CurrentAccount, JobId.make(job_id), kind ?? "all", base)
+      }).pipe(refuse),
+    clip_search: ({ job_id, q }) =>
+      Effect.gen(function*() {
+        return yield* discovery.search(yield* CurrentAccount, JobId.make(job_id), q, base)
+      }).pipe(refuse),
+    create_clip: ({ job_id, ...request }) =>
+      Effect.gen(function*() {
+        return yield* clips.create(yield* CurrentAccount, JobId.make(job_id), request, base)
+      }).pipe(refuse),
+    clip_status: ({ clip_id }) =>
+      Effect.gen(function*() {
+        const { account } = yield* CurrentAccount
+        return yield* clips.get(account.id, clip_id, base)
+      }).pipe(refuse)
   })
 }))
 
@@ -163,8 +197,9 @@ export const mcpProtocols = [
 export const McpRoutes = McpServer.layerHttp({
   name: "verbatim",
   version: "1.0.0",
-  instructions: "Transcribe recordings from public links and read the transcripts. Submit with submit_link, " +
-    "poll job_status until done, then call transcript.",
+  instructions: "Transcribe recordings from public links and work with the transcripts. Submit with submit_link, " +
+    "poll job_status until done, then call transcript, insights, clip_candidates or clip_search; library_search " +
+    "searches every finished transcript; create_clip renders a captioned clip (poll clip_status).",
   path: mcpPath,
   protocols: mcpProtocols,
   allowSessionTermination: true,

@@ -2,7 +2,8 @@
  * `/mcp` over a real socket with the official MCP TypeScript SDK client: initialize (the
  * SDK's newest revision and 2025-03-26), tools/list, tools/call for every tool (a link
  * submitted through a local link server, transcribed by the stand-in pipeline and read in
- * every text format; the balance), tool errors carrying the REST code and sentence,
+ * every text format; the balance; insights, library search, clip candidates and search,
+ * clip creation and status refusals), tool errors carrying the REST code and sentence,
  * isolation between two accounts, and the HTTP-level refusals (no key, a bad key, a key in
  * X-API-Key) with `WWW-Authenticate`.
  */
@@ -22,6 +23,10 @@ let links: LinkServer
 let alice: string
 let bob: string
 const clients: Array<Client> = []
+const meeting = "Welcome to the operations review. The warehouse inventory count finished on Friday and the numbers " +
+  "look better than last quarter. Shipping delays dropped by a third after we moved the loading schedule. " +
+  "Next we need to hire two more people for the night shift and replace the old scanners. " +
+  "Maria will prepare the budget for the scanners by next Wednesday. Any questions before we close?"
 
 const connect = async (key: string, protocolVersion?: string) => {
   const client = new Client({ name: "verbatim-test", version: "1.0.0" })
@@ -48,7 +53,8 @@ const failureOf = (result: CallResult) => {
 
 beforeAll(async () => {
   links = await Effect.runPromise(Scope.provide(scope)(startTestServer({
-    "/media/talk.wav": respond(200, { "content-type": "audio/wav" }, tinyWav({ text: "Hello from a link." }))
+    "/media/talk.wav": respond(200, { "content-type": "audio/wav" }, tinyWav({ text: "Hello from a link." })),
+    "/media/meeting.wav": respond(200, { "content-type": "audio/wav" }, tinyWav({ text: meeting }, 4))
   })))
   server = await startServer("mcp", { fetchAllow: [`127.0.0.1:${links.port}`] }, { pipeline: standIn.layer })
   alice = (await server.account()).key
@@ -66,7 +72,19 @@ describe("MCP endpoint", () => {
     const client = await connect(alice)
     expect(client.getServerVersion()?.name).toBe("verbatim")
     const { tools } = await client.listTools()
-    expect(tools.map((tool) => tool.name).sort()).toEqual(["balance", "job_status", "list_jobs", "submit_link", "transcript"])
+    expect(tools.map((tool) => tool.name).sort()).toEqual([
+      "balance",
+      "clip_candidates",
+      "clip_search",
+      "clip_status",
+      "create_clip",
+      "insights",
+      "job_status",
+      "library_search",
+      "list_jobs",
+      "submit_link",
+      "transcript"
+    ])
     const submit = tools.find((tool) => tool.name === "submit_link")!
     expect(submit.inputSchema.required).toEqual(["url"])
     expect(Object.keys(submit.inputSchema.properties ?? {})).toEqual(["url", "language", "diarize", "word_timestamps"])
@@ -119,6 +137,61 @@ describe("MCP endpoint", () => {
     expect(typeof balance.structuredContent!["daily_allowance_minutes"]).toBe("number")
     expect(balance.structuredContent!["minutes_today"]).toBeGreaterThan(0)
   })
+
+  it("reaches insights, library search and clips through the same services, as the key's account", async () => {
+    const client = await connect(alice)
+    const submitted = await call(client, "submit_link", { url: `${links.origin}/media/meeting.wav` })
+    const jobId = submitted.structuredContent!["job_id"] as string
+    await eventually(async () => {
+      const status = await call(client, "job_status", { job_id: jobId })
+      return status.structuredContent!["status"] === "done" ? true : undefined
+    }, "the job to finish", 20_000)
+
+    const insights = await call(client, "insights", { job_id: jobId })
+    expect(insights.isError, insights.content[0]?.text).toBeFalsy()
+    expect(insights.structuredContent!["insights"]).toBeTypeOf("object")
+
+    const found = await eventually(async () => {
+      const result = await call(client, "library_search", { q: "warehouse inventory" })
+      const hits = result.structuredContent!["hits"] as Array<{ job_id: string }>
+      return hits.some((hit) => hit.job_id === jobId) ? hits : undefined
+    }, "the transcript to be indexed", 30_000)
+    expect(found.length).toBeGreaterThan(0)
+
+    const candidates = await call(client, "clip_candidates", { job_id: jobId, kind: "all" })
+    expect(Array.isArray(candidates.structuredContent!["candidates"])).toBe(true)
+    const moments = await call(client, "clip_search", { job_id: jobId, q: "warehouse" })
+    expect(Array.isArray(moments.structuredContent!["moments"])).toBe(true)
+
+    // The stand-in pipeline's recordings last 0.5 s, shorter than any clip: the clip service's own
+    // refusal comes back (a rendered clip over MCP would only repeat test/clips on a real recording).
+    const clip = failureOf(await call(client, "create_clip", { job_id: jobId, start_s: 0, end_s: 2 }))
+    expect(clip).toMatchObject({ code: "VALIDATION_FAILED" })
+    expect(clip.error).toContain("inside the recording")
+    // Refusals carry the REST codes.
+    expect(failureOf(await call(client, "create_clip", { job_id: jobId, start_s: 0, end_s: 0.4 })).code).toBe("VALIDATION_FAILED")
+    expect(failureOf(await call(client, "clip_status", { clip_id: crypto.randomUUID() })).code).toBe("NOT_FOUND")
+    const short = await call(client, "submit_link", { url: `${links.origin}/media/talk.wav` })
+    const shortId = short.structuredContent!["job_id"] as string
+    await eventually(async () => {
+      const s = await call(client, "job_status", { job_id: shortId })
+      return s.structuredContent!["status"] === "done" ? true : undefined
+    }, "the short job to finish", 20_000)
+    expect(failureOf(await call(client, "insights", { job_id: shortId })).code).toBe("NO_SPEECH")
+
+    // Another account sees none of it.
+    const stranger = await connect(bob)
+    for (const [name, args] of [
+      ["insights", { job_id: jobId }],
+      ["clip_candidates", { job_id: jobId }],
+      ["clip_search", { job_id: jobId, q: "warehouse" }],
+      ["create_clip", { job_id: jobId, start_s: 0, end_s: 2 }]
+    ] as const) {
+      expect(failureOf(await call(stranger, name, args)).code, name).toBe("NOT_FOUND")
+    }
+    const theirs = await call(stranger, "library_search", { q: "warehouse inventory" })
+    expect(theirs.structuredContent!["hits"]).toEqual([])
+  }, 90_000)
 
   it("keeps accounts apart: another account's job is NOT_FOUND, and its list is its own", async () => {
     const a = await connect(alice)

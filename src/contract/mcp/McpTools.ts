@@ -8,6 +8,9 @@
 import { Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { Usage } from "../api/BillingApi.ts"
+import { Clip, ClipIdParam, ClipRequest } from "../api/ClipsApi.ts"
+import { InsightsAnswer } from "../api/InsightsApi.ts"
+import { ClipCandidatesAnswer, ClipSearchAnswer, LibrarySearchAnswer, LibrarySearchRequest } from "../api/SearchApi.ts"
 import { JobIdParam, SubmitOptions } from "../api/JobsApi.ts"
 import { CurrentAccount } from "../api/Security.ts"
 import { JobList, JobStatus, JobView, SubmitAnswer } from "../domain/Job.ts"
@@ -80,4 +83,61 @@ export const BalanceTool = Tool.make("balance", {
   success: Usage
 }).annotate(Tool.Readonly, true)
 
-export const VerbatimTools = Toolkit.make(SubmitLink, JobStatusTool, ListJobs, TranscriptTool, BalanceTool)
+export const InsightsTool = Tool.make("insights", {
+  ...common,
+  description: "A finished job's insights: summary, chapters, key points, action items, speakers (generated on first call).",
+  parameters: Schema.Struct({ job_id: JobIdParam }),
+  success: InsightsAnswer
+}).annotate(Tool.Readonly, true)
+
+export const LibrarySearchTool = Tool.make("library_search", {
+  ...common,
+  description: "Search every finished transcript of the account by meaning and keywords; hits carry the job and the moment.",
+  parameters: LibrarySearchRequest,
+  success: LibrarySearchAnswer
+}).annotate(Tool.Readonly, true)
+
+export const ClipCandidatesTool = Tool.make("clip_candidates", {
+  ...common,
+  description: "Moments of a finished job that would make good short clips (hooks, quotes, questions, insights).",
+  parameters: Schema.Struct({
+    job_id: JobIdParam,
+    kind: Schema.optionalKey(Schema.Literals(["hook", "quote", "question", "insight", "all"]))
+  }),
+  success: ClipCandidatesAnswer
+}).annotate(Tool.Readonly, true)
+
+export const ClipSearchTool = Tool.make("clip_search", {
+  ...common,
+  description: "Find the moments of one finished job that match a question or keywords.",
+  parameters: Schema.Struct({ job_id: JobIdParam, q: LibrarySearchRequest.fields.q }),
+  success: ClipSearchAnswer
+}).annotate(Tool.Readonly, true)
+
+export const CreateClip = Tool.make("create_clip", {
+  ...common,
+  description: "Render a short captioned video clip (1 to 180 s) of a finished job; poll clip_status until video_url is set.",
+  parameters: Schema.Struct({ job_id: JobIdParam, ...ClipRequest.fields }),
+  success: Clip
+})
+
+export const ClipStatus = Tool.make("clip_status", {
+  ...common,
+  description: "A clip's render status, and its video_url once rendered.",
+  parameters: Schema.Struct({ clip_id: ClipIdParam }),
+  success: Clip
+}).annotate(Tool.Readonly, true)
+
+export const VerbatimTools = Toolkit.make(
+  SubmitLink,
+  JobStatusTool,
+  ListJobs,
+  TranscriptTool,
+  BalanceTool,
+  InsightsTool,
+  LibrarySearchTool,
+  ClipCandidatesTool,
+  ClipSearchTool,
+  CreateClip,
+  ClipStatus
+)
