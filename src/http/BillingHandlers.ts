@@ -13,6 +13,7 @@ import { catalog, sellable, Sku } from "../contract/domain/Catalog.ts"
 import { plans } from "../contract/domain/Plan.ts"
 import { Paywall } from "../../services/billing/Paywall.ts"
 import { publicBaseUrl } from "./PublicUrl.ts"
+import { makeUsageView } from "./UsageView.ts"
 
 /** What unlimited plans report as hours left in their period. */
 export const unlimitedHours = 1_000_000
@@ -38,6 +39,7 @@ export const BillingHandlers = HttpApiBuilder.group(
     const checkouts = yield* Checkouts
     const config = yield* AppConfig
     const paywall = yield* Paywall
+    const usageView = yield* makeUsageView
 
     const view = (checkout: CheckoutRecord, base: string) => ({
       id: checkout.id,
@@ -90,16 +92,7 @@ export const BillingHandlers = HttpApiBuilder.group(
       .handle("usage", () =>
         Effect.gen(function*() {
           const { account } = yield* CurrentAccount
-          const figures = yield* usage.figures(account.id)
-          const metered = yield* billing.metered(account.id)
-          const balance = yield* billing.balanceMinutes(account.id)
-          return {
-            minutes_today: figures.minutesToday,
-            daily_allowance_minutes: metered ? Math.max(0, Math.round(balance * 100) / 100) : null,
-            minutes_month_to_date: figures.minutesMonthToDate,
-            queue_depth: figures.queueDepth,
-            average_job_seconds: figures.averageJobSeconds
-          }
+          return yield* usageView(account.id)
         }))
       .handle("checkout", ({ payload, request }) =>
         Effect.gen(function*() {

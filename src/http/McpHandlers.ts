@@ -11,9 +11,7 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { JobAccess } from "../../services/access/JobAccess.ts"
 import { JobQueries } from "../../services/access/JobQueries.ts"
 import { AppConfig, type AppConfigShape } from "../../services/AppConfig.ts"
-import { Billing } from "../../services/billing/Billing.ts"
 import { Paywall } from "../../services/billing/Paywall.ts"
-import { UsageReport } from "../../services/billing/UsageReport.ts"
 import { Admission } from "../../services/intake/Admission.ts"
 import { makeJobView } from "../../services/jobs/JobViews.ts"
 import { LinkResolver } from "../../services/links/LinkResolver.ts"
@@ -27,6 +25,8 @@ import { CurrentAccount } from "../contract/api/Security.ts"
 import { JobId } from "../contract/domain/Ids.ts"
 import { type ToolFailure, VerbatimTools } from "../contract/mcp/McpTools.ts"
 import { makeBearerAuth } from "./BearerAuth.ts"
+import { linkJob } from "./LinkJob.ts"
+import { makeUsageView } from "./UsageView.ts"
 import { errorResponse } from "./ErrorResponses.ts"
 
 export const mcpPath = "/mcp"
@@ -54,8 +54,7 @@ const ToolHandlers = VerbatimTools.toLayer(Effect.gen(function*() {
   const queries = yield* JobQueries
   const transcripts = yield* TranscriptAccess
   const paywall = yield* Paywall
-  const billing = yield* Billing
-  const usage = yield* UsageReport
+  const usageView = yield* makeUsageView
   const jobView = yield* makeJobView
   const jobInsights = yield* JobInsights
   const library = yield* LibrarySearch
@@ -76,21 +75,7 @@ const ToolHandlers = VerbatimTools.toLayer(Effect.gen(function*() {
           caller,
           idempotency: undefined,
           release: Effect.void,
-          job: {
-            id: JobId.make(crypto.randomUUID()),
-            source: "url",
-            inputKind: "url",
-            filename: resolved.filename ?? resolved.title ?? null,
-            objectKey: null,
-            sizeBytes: resolved.sizeBytes ?? null,
-            contentType: resolved.contentType ?? null,
-            inputUrl: payload.url,
-            resolvedMedia: resolved,
-            language: payload.language ?? "auto",
-            diarize: payload.diarize ?? false,
-            wordTimestamps: payload.word_timestamps ?? false,
-            webhookUrl: null
-          }
+          job: linkJob(payload.url, resolved, payload, null)
         })
         return admitted.answer
       }).pipe(refuse),
@@ -113,20 +98,7 @@ const ToolHandlers = VerbatimTools.toLayer(Effect.gen(function*() {
           ? { job_id, format, preview: true, text: JSON.stringify({ ...read.transcript, locked: true, preview: true }) }
           : { job_id, format, preview: false, text: new TextDecoder().decode(read.rendered.body) }
       }).pipe(refuse),
-    balance: () =>
-      Effect.gen(function*() {
-        const { account } = yield* CurrentAccount
-        const figures = yield* usage.figures(account.id)
-        const metered = yield* billing.metered(account.id)
-        const balance = yield* billing.balanceMinutes(account.id)
-        return {
-          minutes_today: figures.minutesToday,
-          daily_allowance_minutes: metered ? Math.max(0, Math.round(balance * 100) / 100) : null,
-          minutes_month_to_date: figures.minutesMonthToDate,
-          queue_depth: figures.queueDepth,
-          average_job_seconds: figures.averageJobSeconds
-        }
-      }),
+    balance: () => Effect.flatMap(CurrentAccount, ({ account }) => usageView(account.id)),
     insights: ({ job_id }) =>
       Effect.gen(function*() {
         return { insights: yield* jobInsights.get(yield* CurrentAccount, JobId.make(job_id), base) }

@@ -16,6 +16,7 @@ import { maxFileBytes, SubmitOptions } from "../contract/api/JobsApi.ts"
 import { CurrentCaller } from "../contract/api/Security.ts"
 import { JobId } from "../contract/domain/Ids.ts"
 import { admittedResponse } from "./Admitted.ts"
+import { linkJob } from "./LinkJob.ts"
 import { validationFailed } from "./ErrorResponses.ts"
 import { publicBaseUrl } from "./PublicUrl.ts"
 
@@ -157,21 +158,7 @@ export const SubmitHandlers = HttpApiBuilder.group(
             caller,
             idempotency: idempotencyFor(caller, idempotencyKey, "transcribe_url"),
             release: Effect.void,
-            job: {
-              id: JobId.make(crypto.randomUUID()),
-              source: payload.source ?? "url",
-              inputKind: "url",
-              filename: resolved.filename ?? resolved.title ?? null,
-              objectKey: null,
-              sizeBytes: resolved.sizeBytes ?? null,
-              contentType: resolved.contentType ?? null,
-              inputUrl: payload.url,
-              resolvedMedia: resolved,
-              language: payload.language ?? "auto",
-              diarize: payload.diarize ?? false,
-              wordTimestamps: payload.word_timestamps ?? false,
-              webhookUrl
-            }
+            job: linkJob(payload.url, resolved, payload, webhookUrl)
           })
           return admittedResponse(admitted)
         }))

@@ -1,0 +1,30 @@
+import type { AdmitRequest } from "../../services/intake/Admission.ts"
+import type { ResolvedMedia } from "../../services/links/LinkResolver.ts"
+import { JobId } from "../contract/domain/Ids.ts"
+
+/** The new job for a resolved link (REST `POST /v1/transcribe/url` and the MCP `submit_link` tool). */
+export const linkJob = (
+  url: string,
+  resolved: ResolvedMedia,
+  options: {
+    readonly source?: AdmitRequest["job"]["source"] | undefined
+    readonly language?: string | undefined
+    readonly diarize?: boolean | undefined
+    readonly word_timestamps?: boolean | undefined
+  },
+  webhookUrl: string | null
+): AdmitRequest["job"] => ({
+  id: JobId.make(crypto.randomUUID()),
+  source: options.source ?? "url",
+  inputKind: "url",
+  filename: resolved.filename ?? resolved.title ?? null,
+  objectKey: null,
+  sizeBytes: resolved.sizeBytes ?? null,
+  contentType: resolved.contentType ?? null,
+  inputUrl: url,
+  resolvedMedia: resolved,
+  language: options.language ?? "auto",
+  diarize: options.diarize ?? false,
+  wordTimestamps: options.word_timestamps ?? false,
+  webhookUrl
+})
