@@ -5,7 +5,7 @@
  * build that fails (model missing or broken) is `InsightsUnavailable` for that call and is
  * tried again on the next one.
  */
-import { Context, Effect, Layer, Scope, Semaphore } from "effect"
+import { Context, Effect, Exit, Layer, Scope, Semaphore } from "effect"
 import type { Insights as InsightsPayload } from "../../src/contract/domain/Insights.ts"
 import type { Transcript } from "../../src/contract/domain/Transcript.ts"
 import { OnnxRuntime } from "../../pipeline/onnx/OnnxRuntime.ts"
@@ -40,7 +40,7 @@ export class InsightsGenerator extends Context.Service<InsightsGenerator, {
           const context = yield* Layer.buildWithScope(layer, child).pipe(
             Effect.catchCause((cause) =>
               Effect.andThen(
-                Scope.close(child, Effect.void as never),
+                Scope.close(child, Exit.void),
                 Effect.fail(new InsightsUnavailable({ reason: `the insights models could not load: ${String(cause)}`, retryable: true }))
               )
             )

@@ -173,7 +173,7 @@ describe("insights with the real pipeline", () => {
     expect(String(body["checkout_url"])).toMatch(/^http/)
   })
 
-  it("answers 404 for another account's job and forgets a deleted job's insights", async () => {
+  it("answers 404 for another account's job; forgets a deleted job's insights and makes them again once restored", async () => {
     const other = (await server.account()).key
     await expectError(await insightsOf(server, other, jobs["a08"]!), 404, "NOT_FOUND")
     const deleted = await request(server, "DELETE", `/v1/jobs/${jobs["a08"]!}`, key)
@@ -182,10 +182,14 @@ describe("insights with the real pipeline", () => {
     const deadline = Date.now() + 10_000
     while (Date.now() < deadline) {
       const row = await server.run(InsightsStore.use((store) => store.get(JobId.make(jobs["a08"]!))))
-      if (Option.isNone(row)) return
+      if (Option.isNone(row)) break
       await new Promise((resolve) => setTimeout(resolve, 200))
     }
-    throw new Error("the deleted job's insights are still stored")
+    expect(Option.isNone(await server.run(InsightsStore.use((store) => store.get(JobId.make(jobs["a08"]!)))))).toBe(true)
+    // Restored, the job's insights are generated again on the next request.
+    expect((await request(server, "POST", `/v1/jobs/${jobs["a08"]!}/restore`, key)).status).toBe(200)
+    await okInsights(await insightsOf(server, key, jobs["a08"]!))
+    expect(generations(server, jobs["a08"]!)).toBe(3)
   })
 })
 
