@@ -3,7 +3,7 @@
  * may hold a signed token), status, duration and the account id — never a key or a claim
  * token. Effect's own log calls are routed to the same pino instance.
  */
-import { Cause, Context, Layer, Logger } from "effect"
+import { Cause, Context, Layer, Logger, References } from "effect"
 
 const safeJson = (value: unknown) => {
   try {
@@ -45,10 +45,12 @@ export class AppLogger extends Context.Service<AppLogger, {
   static readonly effectLogger = Layer.unwrap(
     AppLogger.useSync(({ pino: logger }) =>
       Logger.layer([
-        Logger.make(({ cause, logLevel, message }) => {
+        Logger.make(({ cause, fiber, logLevel, message }) => {
           const parts = Array.isArray(message) ? message : [message]
           const text = parts.map((part) => typeof part === "string" ? part : safeJson(part)).join(" ")
-          const entry = cause.reasons.length > 0 ? { msg: text, cause: Cause.pretty(cause) } : { msg: text }
+          // `Effect.annotateLogs` fields become fields of the line (e.g. a task's job id, kind, outcome).
+          const fields = { ...fiber.getRef(References.CurrentLogAnnotations) }
+          const entry = cause.reasons.length > 0 ? { ...fields, msg: text, cause: Cause.pretty(cause) } : { ...fields, msg: text }
           switch (logLevel) {
             case "Fatal":
               return logger.fatal(entry)

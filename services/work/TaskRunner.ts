@@ -80,6 +80,12 @@ export class TaskRunner extends Context.Service<TaskRunner, {
             isRegistered: has
           }
           const now = yield* Clock.currentTimeMillis
+          yield* Effect.logInfo("task started").pipe(Effect.annotateLogs({
+            task_id: current.id,
+            job_id: current.job_id,
+            kind: current.kind,
+            attempt: current.attempts
+          }))
           const startedAt = current.started_at?.getTime() ?? now
           const remaining = Math.max(0, startedAt + Duration.toMillis(handler.timeout) - now)
           const outcome = yield* handler.run(run).pipe(
@@ -90,6 +96,15 @@ export class TaskRunner extends Context.Service<TaskRunner, {
             ),
             Effect.onInterrupt(() => store.release(current.id, token))
           )
+          // One line per attempt's end (its start is logged below, before the run): job, kind, duration, outcome.
+          yield* Effect.logInfo("task ended").pipe(Effect.annotateLogs({
+            task_id: current.id,
+            job_id: current.job_id,
+            kind: current.kind,
+            attempt: current.attempts,
+            duration_ms: (yield* Clock.currentTimeMillis) - now,
+            outcome: typeof outcome === "string" ? outcome : "failed"
+          }))
           if (outcome === "done") {
             yield* store.finish(current.id, token)
           } else if (outcome === "timeout") {

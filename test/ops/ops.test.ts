@@ -1,7 +1,8 @@
 /**
  * Operations endpoints over real sockets: `/healthz`, `/readyz` (ready, and 503 naming the
  * failing check when the model's files are absent), `/metrics` in Prometheus text (request
- * counts and latency histograms by route and status, jobs by state, process figures), turned
+ * counts and latency histograms by route and status, jobs by state, process figures), task
+ * start/end log lines, /metrics turned
  * off with `metrics: false`, and moved to its own port with `metricsPort`.
  */
 import * as fs from "node:fs"
@@ -67,6 +68,17 @@ describe("health, readiness and metrics on the API port", () => {
     expect(text).toMatch(/verbatim_audio_transcribed_seconds \d/)
     expect(text).toMatch(/verbatim_real_time_factor \d/)
     expect(text).toMatch(/process_resident_memory_bytes [1-9]/)
+  })
+
+  it("logs every task's start and end with job id, kind, duration and outcome", async () => {
+    const { key } = await server.account()
+    const job = await accepted(await submitFile(server, { key, file: { name: "b.wav", type: "audio/wav", bytes: tinyWav() } }))
+    await waitForJob(server, key, job.job_id)
+    const lines = server.logs.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line["job_id"] === job.job_id)
+    expect(lines.find((line) => line["msg"] === "task started")).toMatchObject({ kind: "transcribe", attempt: 1 })
+    const ended = lines.find((line) => line["msg"] === "task ended")
+    expect(ended).toMatchObject({ kind: "transcribe", outcome: "done" })
+    expect(ended!["duration_ms"]).toBeTypeOf("number")
   })
 })
 
