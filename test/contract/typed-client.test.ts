@@ -126,7 +126,7 @@ describe("polling (waitForJob)", () => {
     const job = (status: "processing" | "done") => ({
       job_id: jobId, status, progress: status === "done" ? 100 : 50, queue_position: 0, filename: "a.wav",
       audio_duration_seconds: 1, language: "en", source: "upload", speech_detected: status === "done", speech_ratio: 0.5,
-      locked: false, created_at: Math.floor(Date.now() / 1000), completed_at: status === "done" ? Math.floor(Date.now() / 1000) : null,
+      locked: false, diarization: null, created_at: Math.floor(Date.now() / 1000), completed_at: status === "done" ? Math.floor(Date.now() / 1000) : null,
       error: null
     })
     const seen: Array<{ at: number; ifNoneMatch: string | undefined }> = []
