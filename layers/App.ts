@@ -153,7 +153,7 @@ const ClipWorkLayer = Layer.mergeAll(ClipStore.layer, ClipCharges.layer, WordAli
  * Insights generation: MiniLM from `VERBATIM_MODELS_DIR` (loaded on the first generation) and,
  * when `VERBATIM_LLM_URL` is set, the OpenAI-compatible endpoint for the abstractive fields.
  */
-const InsightsGeneratorLayer = Layer.unwrap(AppConfig.useSync((config) =>
+export const InsightsGeneratorLayer = Layer.unwrap(AppConfig.useSync((config) =>
   InsightsGenerator.layer({
     modelsDir: config.modelsDir,
     llm: Option.isNone(config.llmUrl) ? undefined : {

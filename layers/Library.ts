@@ -7,6 +7,7 @@ import { Layer } from "effect"
 import { AppConfig, type AppConfigShape } from "../services/AppConfig.ts"
 import { Verbatim } from "../services/library/Verbatim.ts"
 import { TranscriptFormats } from "../services/TranscriptFormats.ts"
+import { InsightsGeneratorLayer } from "./App.ts"
 import { PipelineLayer } from "./Pipeline.ts"
 
 export interface LibraryOptions {
@@ -32,9 +33,9 @@ const settings = (options: LibraryOptions): Partial<AppConfigShape> => {
   return chosen
 }
 
-/** `Verbatim` (transcribe, render) on the real pipeline. Models load on first use. */
+/** `Verbatim` (transcribe, render, insights) on the real pipeline. Models load on first use. */
 export const libraryLayer = (options: LibraryOptions = {}) =>
   Verbatim.layer.pipe(
-    Layer.provide(Layer.mergeAll(PipelineLayer, TranscriptFormats.layer)),
+    Layer.provide(Layer.mergeAll(PipelineLayer, TranscriptFormats.layer, InsightsGeneratorLayer)),
     Layer.provide(AppConfig.layerWith(settings(options)))
   )

@@ -16,6 +16,7 @@
 import { Effect, ManagedRuntime } from "effect"
 import { type LibraryOptions, libraryLayer } from "../layers/Library.ts"
 import { type LocalTranscription, type TranscribeOptions, Verbatim } from "../services/library/Verbatim.ts"
+import type { Insights } from "./contract/domain/Insights.ts"
 import type { Transcript, TranscriptFormat } from "./contract/domain/Transcript.ts"
 
 export type { LibraryOptions } from "../layers/Library.ts"
@@ -25,6 +26,8 @@ export type { RenderedTranscript } from "../services/TranscriptFormats.ts"
 export { NoAudioInFile, TranscriptionFailed } from "../pipeline/Transcriber.ts"
 export { DiarizationFailed } from "../pipeline/diarize/Diarizer.ts"
 export { Segment, Transcript, TranscriptFormat, Word } from "./contract/domain/Transcript.ts"
+export { Insights } from "./contract/domain/Insights.ts"
+export { InsightsUnavailable, NotEnoughSpeech } from "../services/insights/InsightsErrors.ts"
 
 /** The `Verbatim` service's layer (Effect API). */
 export const layer = libraryLayer
@@ -35,6 +38,8 @@ export interface VerbatimClient {
   /** txt, srt, vtt and json as text; docx as bytes. */
   render(transcript: Transcript, format: Exclude<TranscriptFormat, "docx">): Promise<string>
   render(transcript: Transcript, format: "docx"): Promise<Uint8Array>
+  /** Summary, chapters, key points and action items of a transcript (30 words at least). */
+  insights(transcript: Transcript): Promise<Insights>
   /** Stops the pipeline's worker thread and frees the models. */
   close(): Promise<void>
 }
@@ -51,6 +56,7 @@ export const createVerbatim = (options: LibraryOptions = {}): VerbatimClient => 
     transcribe: (input, transcribeOptions) =>
       runtime.runPromise(Effect.flatMap(Verbatim, (v) => v.transcribe(input, transcribeOptions))),
     render: render as VerbatimClient["render"],
+    insights: (transcript) => runtime.runPromise(Effect.flatMap(Verbatim, (v) => v.insights(transcript))),
     // The worker thread's exit is awaited with a timer holding the process open (see Verbatim.transcribe).
     close: () => {
       const keepAlive = setInterval(() => undefined, 60_000)

@@ -7,7 +7,7 @@
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Console, Effect, Layer } from "effect"
 import { Command } from "effect/cli"
-import { announce, DomainLayer, FetchLayer, SearchReindexLayer, ServerLayer } from "../layers/App.ts"
+import { announce, DomainLayer, FetchLayer, InsightsGeneratorLayer, SearchReindexLayer, ServerLayer } from "../layers/App.ts"
 import { ModelRegistryLayer, PipelineLayer } from "../layers/Pipeline.ts"
 import { AppConfig } from "../services/AppConfig.ts"
 import { AppLogger } from "../services/observability/AppLogger.ts"
@@ -55,7 +55,7 @@ const serve = Command.make(
 
 const verbatim = Command.make("verbatim").pipe(
   Command.withDescription("Verbatim: self-hosted transcription service"),
-  Command.withSubcommands([serve, adminCommand.pipe(Command.provide(SearchReindexLayer), Command.provide(DomainLayer)), ...speechCommands({ pipeline: PipelineLayer, links: FetchLayer, models: ModelRegistryLayer }),
+  Command.withSubcommands([serve, adminCommand.pipe(Command.provide(SearchReindexLayer), Command.provide(DomainLayer)), ...speechCommands({ pipeline: PipelineLayer, insights: InsightsGeneratorLayer, links: FetchLayer, models: ModelRegistryLayer }),
     doctorCommand(DatabaseLayer).pipe(Command.provide(ModelRegistryLayer))
   ])
 )

@@ -1,7 +1,8 @@
 /**
  * The embeddable library's use case: transcribe a file or a buffer in-process with the same
  * pipeline the server's jobs use (decode → voice activity → Whisper → phrases; speakers when
- * asked), and render any format with the same renderers as `GET /v1/jobs/{id}/result`.
+ * asked), render any format with the same renderers as `GET /v1/jobs/{id}/result`, and make
+ * insights with the same generator as `GET /v1/jobs/{id}/insights`.
  * No server, database or account is involved. A buffer is written to a private temporary
  * file first (the decoder reads files, streaming) and removed afterwards.
  */
@@ -14,6 +15,9 @@ import type { DiarizationFailed } from "../../pipeline/diarize/Diarizer.ts"
 import { FileDiarizer } from "../../pipeline/diarize/FileDiarizer.ts"
 import { type NoAudioInFile, Transcriber, type TranscriptionFailed } from "../../pipeline/Transcriber.ts"
 import type { Transcript, TranscriptFormat } from "../../src/contract/domain/Transcript.ts"
+import type { Insights } from "../../src/contract/domain/Insights.ts"
+import type { InsightsUnavailable, NotEnoughSpeech } from "../insights/InsightsErrors.ts"
+import { InsightsGenerator } from "../insights/InsightsGenerator.ts"
 import { type RenderedTranscript, TranscriptFormats } from "../TranscriptFormats.ts"
 
 export interface TranscribeOptions {
@@ -45,14 +49,17 @@ export class Verbatim extends Context.Service<Verbatim, {
     options?: TranscribeOptions
   ): Effect.Effect<LocalTranscription, NoAudioInFile | TranscriptionFailed | DiarizationFailed>
   render(transcript: Transcript, format: TranscriptFormat, filename?: string): Effect.Effect<RenderedTranscript>
+  /** Summary, chapters, key points, action items (as `GET /v1/jobs/{id}/insights`); MiniLM loads on first use. */
+  insights(transcript: Transcript): Effect.Effect<Insights, NotEnoughSpeech | InsightsUnavailable>
 }>()("verbatim/library/Verbatim") {
-  /** Needs Transcriber, FileDiarizer (layers/Pipeline.ts) and TranscriptFormats. */
+  /** Needs Transcriber, FileDiarizer (layers/Pipeline.ts), TranscriptFormats and InsightsGenerator. */
   static readonly layer = Layer.effect(
     Verbatim,
     Effect.gen(function*() {
       const transcriber = yield* Transcriber
       const diarizer = yield* FileDiarizer
       const formats = yield* TranscriptFormats
+      const generator = yield* InsightsGenerator
 
       const fromPath = Effect.fnUntraced(function*(file: string, options: TranscribeOptions) {
         const result = yield* transcriber.transcribe(
@@ -106,7 +113,11 @@ export class Verbatim extends Context.Service<Verbatim, {
         return yield* formats.render(transcript, format, filename === undefined ? {} : { filename })
       })
 
-      return Verbatim.of({ transcribe, render })
+      const insights = Effect.fn("Verbatim.insights")(function*(transcript: Transcript) {
+        return yield* generator.generate(transcript)
+      })
+
+      return Verbatim.of({ transcribe, render, insights })
     })
   )
 }

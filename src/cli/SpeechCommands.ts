@@ -12,6 +12,7 @@ import { ModelRegistry } from "../../pipeline/models/ModelRegistry.ts"
 import type { FileDiarizer } from "../../pipeline/diarize/FileDiarizer.ts"
 import type { Transcriber } from "../../pipeline/Transcriber.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
+import type { InsightsGenerator } from "../../services/insights/InsightsGenerator.ts"
 import { Verbatim } from "../../services/library/Verbatim.ts"
 import { LinkResolver } from "../../services/links/LinkResolver.ts"
 import { TranscriptFormats } from "../../services/TranscriptFormats.ts"
@@ -27,6 +28,7 @@ const isLink = (input: string) => /^https?:\/\//i.test(input)
 
 interface Outcome {
   readonly input: string
+  readonly insights?: unknown
   readonly ok: boolean
   readonly duration_seconds?: number
   readonly language?: string | null
@@ -63,6 +65,10 @@ const transcribeCommand = Command.make(
     ),
     words: Flag.Boolean("words").pipe(Flag.withDescription("Per-word times (json only)"), Flag.withDefault(false)),
     diarize: Flag.Boolean("diarize").pipe(Flag.withDescription("Label segments with speakers"), Flag.withDefault(false)),
+    insights: Flag.Boolean("insights").pipe(
+      Flag.withDescription("Also make insights (summary, chapters, key points, action items) as JSON"),
+      Flag.withDefault(false)
+    ),
     json: Flag.Boolean("json").pipe(
       Flag.withDescription("Print one JSON summary on stdout (transcripts inside it unless --out)"),
       Flag.withDefault(false)
@@ -72,7 +78,7 @@ const transcribeCommand = Command.make(
       Flag.optional
     )
   },
-  Effect.fn(function*({ inputs, format, language, words, diarize, json, out }) {
+  Effect.fn(function*({ inputs, format, language, words, diarize, insights, json, out }) {
     const verbatim = yield* Verbatim
     const resolver = yield* LinkResolver
     const interactive = process.stderr.isTTY === true
@@ -131,9 +137,20 @@ const transcribeCommand = Command.make(
         fs.writeFileSync(target, rendered.body)
         if (!json) yield* Console.error(`wrote ${target}`)
       }
+      // Insights go into the summary (--json), next to the transcript file, or after it on stdout.
+      let made: unknown = undefined
+      if (insights) {
+        const generated = yield* Effect.result(verbatim.insights(transcription.transcript))
+        made = generated._tag === "Success"
+          ? generated.success
+          : { error: generated.failure._tag === "NotEnoughSpeech" ? `too little speech for insights (${generated.failure.words} words, ${generated.failure.minimum} needed)` : "insights could not be made" }
+        if (!json && target !== undefined) fs.writeFileSync(target.replace(/\.[^.]*$/, ".insights.json"), JSON.stringify(made, null, 2))
+        else if (!json) process.stdout.write(`${JSON.stringify(made, null, 2)}\n`)
+      }
       outcomes.push({
         input,
         ok: true,
+        ...(made === undefined ? {} : { insights: made }),
         duration_seconds: transcription.durationSeconds,
         language: transcription.language,
         speech_ratio: transcription.speechRatio,
@@ -183,15 +200,16 @@ const modelsPull = Command.make(
  * The speech commands, given the pipeline, link resolver and model registry layers by the
  * entry point (adapters do not compose layers themselves).
  */
-export const speechCommands = <EP, RP, EL, RL, EM, RM>(layers: {
+export const speechCommands = <EP, RP, EI, RI, EL, RL, EM, RM>(layers: {
   readonly pipeline: Layer.Layer<Transcriber | FileDiarizer, EP, RP>
+  readonly insights: Layer.Layer<InsightsGenerator, EI, RI>
   readonly links: Layer.Layer<LinkResolver, EL, RL>
   readonly models: Layer.Layer<ModelRegistry, EM, RM>
 }) =>
   [
     transcribeCommand.pipe(
       Command.provide(
-        Layer.mergeAll(Verbatim.layer.pipe(Layer.provide(Layer.mergeAll(layers.pipeline, TranscriptFormats.layer))), layers.links)
+        Layer.mergeAll(Verbatim.layer.pipe(Layer.provide(Layer.mergeAll(layers.pipeline, TranscriptFormats.layer, layers.insights))), layers.links)
       )
     ),
     Command.make("models").pipe(

@@ -1,8 +1,8 @@
 /**
  * The `verbatim` command as a user runs it (real processes): `--help` on every level, exit
  * status 2 for a wrong command line, `doctor` (all well; a missing model and a busy port
- * named with what to do; `--json`), and `transcribe` with several inputs, a link, speakers
- * and a JSON summary, where one bad input fails the run (exit 1) but not the others.
+ * named with what to do; `--json`), and `transcribe` with several inputs, a link, speakers,
+ * insights and a JSON summary, where one bad input fails the run (exit 1) but not the others.
  */
 import { Effect, Exit, Scope } from "effect"
 import * as fs from "node:fs"
@@ -106,6 +106,21 @@ describe("verbatim transcribe", () => {
     expect(summary.results[1]!.transcript.toLowerCase()).toContain("weather")
     expect(result.stderr).toContain("100%")
   }, 180_000)
+
+  it("adds insights with --insights, or says why there are none", async () => {
+    const result = await runCli([
+      "transcribe",
+      path.join(mediaDir, "a08_interview_three_speakers.wav"),
+      path.join(mediaDir, "a01_slt_budget.wav"),
+      "--insights",
+      "--json"
+    ], env)
+    expect(result.code, result.stderr).toBe(0)
+    const summary = JSON.parse(result.stdout) as { results: Array<{ insights: { summary?: unknown; chapters?: Array<unknown>; error?: string } }> }
+    expect(summary.results[0]!.insights.summary).toBeDefined()
+    expect(Array.isArray(summary.results[0]!.insights.chapters)).toBe(true)
+    expect(summary.results[1]!.insights.error).toMatch(/too little speech for insights \(\d+ words, 30 needed\)/)
+  }, 240_000)
 
   it("labels speakers with --diarize", async () => {
     const result = await runCli(["transcribe", path.join(mediaDir, "a05_dialogue_slt_kal.wav"), "--diarize", "--format", "vtt"], env)

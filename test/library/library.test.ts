@@ -1,7 +1,7 @@
 /**
  * The embeddable library as a consumer imports it (`from "verbatim"`, the package's own
  * `exports`), on the real pipeline with whisper-tiny.en: the Promise API transcribes a file
- * (with progress) and a buffer, renders every format; the Effect API runs through `layer`;
+ * (with progress) and a buffer, renders every format, makes insights; the Effect API runs through `layer`;
  * a file without audio fails with `NoAudioInFile`. The two examples run as scripts (one
  * diarizes a dialogue held in a buffer).
  */
@@ -42,6 +42,15 @@ describe("Promise API", () => {
     expect(result.transcript.text.toLowerCase()).toContain("good morning")
     expect(result.transcript.segments.every((segment) => segment.start < 4)).toBe(true)
   }, 120_000)
+
+  it("makes insights of a transcript, and refuses too short a one", async () => {
+    const interview = await verbatim.transcribe(path.join(mediaDir, "a08_interview_three_speakers.wav"))
+    const insights = await verbatim.insights(interview.transcript)
+    expect(insights.summary).toBeDefined()
+    expect(insights.chapters.length).toBeGreaterThan(0)
+    const short = await verbatim.transcribe(clip)
+    await expect(verbatim.insights(short.transcript)).rejects.toThrow()
+  }, 180_000)
 
   it("rejects a file without audio", async () => {
     const noise = Buffer.from("this is not a recording at all, just text")
