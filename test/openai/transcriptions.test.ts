@@ -99,7 +99,7 @@ describe("OpenAI-compatible transcriptions", () => {
     expect(auth.code).toBe("invalid_api_key")
     expect(auth.type).toBe("invalid_request_error")
 
-    const form = () => formWith({ model: "whisper-1" }, new Blob([tinyWav()], { type: "audio/wav" }))
+    const form = () => formWith({ model: "whisper-1" }, new Blob([tinyWav() as Uint8Array<ArrayBuffer>], { type: "audio/wav" }))
     const none = await post(form(), {})
     expect(none.status).toBe(401)
     expect((await openAiBody(none)).code).toBe("invalid_api_key")
@@ -120,7 +120,7 @@ describe("OpenAI-compatible transcriptions", () => {
 
   it("names the bad field in param", async () => {
     const headers = { authorization: `Bearer ${key}` }
-    const file = new Blob([tinyWav()], { type: "audio/wav" })
+    const file = new Blob([tinyWav() as Uint8Array<ArrayBuffer>], { type: "audio/wav" })
     const cases: Array<[Record<string, string>, Blob | undefined, string]> = [
       [{ model: "whisper-1", response_format: "docx" }, file, "response_format"],
       [{ model: "whisper-1", language: "english" }, file, "language"],
