@@ -28,7 +28,8 @@ const processes: Array<ServerProcess> = []
 
 /** The speech clips of shared/media, twice over: about 2.4 minutes of 16 kHz mono. */
 const buildRecording = (file: string) => {
-  const clips = fs.readdirSync(mediaDir).filter((name) => /^a0\d_.*\.wav$/.test(name)).sort()
+  // a01–a07 (a08, the 63 s interview added later, would push the recording past the bound below).
+  const clips = fs.readdirSync(mediaDir).filter((name) => /^a0[1-7]_.*\.wav$/.test(name)).sort()
   const parts = clips.map((name) => readWavPcm16(path.join(mediaDir, name)))
   for (const part of parts) expect(part.sampleRate).toBe(16_000)
   const pause = new Float32Array(8_000)
