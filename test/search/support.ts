@@ -3,10 +3,9 @@ import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { DatabaseLayer } from "../../layers/Database.ts"
 import { OnnxRuntime } from "../../pipeline/onnx/OnnxRuntime.ts"
-import { AppConfig } from "../../services/AppConfig.ts"
 import type { Segment, Transcript } from "../../src/contract/domain/Transcript.ts"
 import { Embedder } from "../../search/Embedder.ts"
-import { makeTestStorage } from "../support/database.ts"
+import { testStorageConfig } from "../support/database.ts"
 import { modelsDir } from "../support/paths.ts"
 
 export const embedderLayer = Embedder.layer({ modelsDir }).pipe(
@@ -14,17 +13,7 @@ export const embedderLayer = Embedder.layer({ modelsDir }).pipe(
 )
 
 /** A migrated database of the test file's own (PGlite, or the test server when configured). */
-export const testDatabase = (label: string) =>
-  Layer.unwrap(
-    Effect.map(
-      Effect.acquireRelease(
-        Effect.promise(() => makeTestStorage(label)),
-        (storage) => Effect.promise(() => storage.dispose())
-      ),
-      (storage) =>
-        DatabaseLayer.pipe(Layer.provide(AppConfig.layerWith({ dataDir: storage.dataDir, databaseUrl: storage.databaseUrl })))
-    )
-  )
+export const testDatabase = (label: string) => DatabaseLayer.pipe(Layer.provide(testStorageConfig(label)))
 
 /**
  * Turns the embedding column into the no-pgvector layout (bytea), so the exact-scan path

@@ -5,11 +5,12 @@
  * afterwards, so the same suite runs against both.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Option, Redacted } from "effect"
+import { Effect, Layer, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { AppConfig } from "../../services/AppConfig.ts"
 
 export const serverUrl = process.env["VERBATIM_TEST_DATABASE_URL"]
 export const onPostgres = serverUrl !== undefined && serverUrl !== ""
@@ -56,3 +57,15 @@ export const makeTestStorage = async (label: string): Promise<TestStorage> => {
     }
   }
 }
+
+/** `AppConfig` on a test file's own storage (made when the layer is built, disposed with it). */
+export const testStorageConfig = (label: string) =>
+  Layer.unwrap(
+    Effect.map(
+      Effect.acquireRelease(
+        Effect.promise(() => makeTestStorage(label)),
+        (storage) => Effect.promise(() => storage.dispose())
+      ),
+      (storage) => AppConfig.layerWith({ dataDir: storage.dataDir, databaseUrl: storage.databaseUrl })
+    )
+  )
