@@ -4,10 +4,15 @@
  * a few settings instead of the environment.
  */
 import { Layer } from "effect"
+import { PostgresSearchBackend } from "../search/PostgresSearchBackend.ts"
+import { SearchIndex } from "../search/SearchIndex.ts"
 import { AppConfig, type AppConfigShape } from "../services/AppConfig.ts"
+import { LocalLibrary } from "../services/library/LocalLibrary.ts"
 import { Verbatim } from "../services/library/Verbatim.ts"
+import { LibraryEmbedder } from "../services/search-index/LibraryEmbedder.ts"
 import { TranscriptFormats } from "../services/TranscriptFormats.ts"
 import { InsightsGeneratorLayer } from "./App.ts"
+import { DatabaseLayer } from "./Database.ts"
 import { PipelineLayer } from "./Pipeline.ts"
 
 export interface LibraryOptions {
@@ -21,6 +26,8 @@ export interface LibraryOptions {
   readonly threads?: number
   /** Where missing models are downloaded from. Default `https://huggingface.co`. */
   readonly modelsUrl?: string
+  /** Where the local search library's embedded database lives (`index`/`search`). Default `./verbatim-library`. */
+  readonly dataDir?: string
 }
 
 const settings = (options: LibraryOptions): Partial<AppConfigShape> => {
@@ -38,4 +45,21 @@ export const libraryLayer = (options: LibraryOptions = {}) =>
   Verbatim.layer.pipe(
     Layer.provide(Layer.mergeAll(PipelineLayer, TranscriptFormats.layer, InsightsGeneratorLayer)),
     Layer.provide(AppConfig.layerWith(settings(options)))
+  )
+
+/**
+ * `LocalLibrary` (index and search transcripts) on an embedded PGlite database under
+ * `dataDir` (migrated as the server's) with MiniLM from `modelsDir`. A layer of its own so
+ * that transcribe-only users never open a database: build it only where search is used.
+ * One process owns a data dir at a time (see services/db/EmbeddedPostgres.ts).
+ */
+export const localLibraryLayer = (options: LibraryOptions = {}) =>
+  LocalLibrary.layer.pipe(
+    Layer.provide(SearchIndex.layer),
+    Layer.provide(Layer.mergeAll(
+      PostgresSearchBackend.layer(),
+      Layer.unwrap(AppConfig.useSync((config) => LibraryEmbedder.layer({ modelsDir: config.modelsDir, threads: config.threads })))
+    )),
+    Layer.provide(DatabaseLayer),
+    Layer.provide(AppConfig.layerWith({ ...settings(options), dataDir: options.dataDir ?? "./verbatim-library" }))
   )
