@@ -70,13 +70,14 @@ export class LocalLibrary extends Context.Service<LocalLibrary, {
 
       const index = Effect.fn("LocalLibrary.index")(function*(id: string, transcript: Transcript, meta: IndexMeta = {}) {
         const jobId = localJobId(id)
-        yield* sql`INSERT INTO local_library_items (job_id, id) VALUES (${jobId}, ${id})
-          ON CONFLICT (job_id) DO NOTHING`.pipe(Effect.orDie)
-        return yield* searchIndex.indexJob(LOCAL_ACCOUNT_ID, jobId, {
+        const passages = yield* searchIndex.indexJob(LOCAL_ACCOUNT_ID, jobId, {
           filename: meta.filename ?? null,
           language: meta.language ?? transcript.language,
           created_at: meta.createdAt ?? new Date()
         }, transcript)
+        yield* sql`INSERT INTO local_library_items (job_id, id) VALUES (${jobId}, ${id})
+          ON CONFLICT (job_id) DO NOTHING`.pipe(Effect.orDie)
+        return passages
       })
 
       const remove = Effect.fn("LocalLibrary.remove")(function*(id: string) {

@@ -3,15 +3,19 @@
  * and an embedded PGlite data dir: transcripts made of the test media's reference texts are
  * indexed under the caller's ids, a paraphrased question finds the right one first, `ids`
  * restricts, `remove` forgets, a bad question is refused, a reopened data dir still answers,
- * and the Effect API's `localLibrary` layer serves the same.
+ * and the Effect API's `localLibrary` layer serves the same. A client that never searches
+ * never opens its data dir; an unusable data dir or a models folder without MiniLM fails the
+ * first call. The example runs as a script.
  */
 import { Effect, Exit } from "effect"
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { createVerbatim, InvalidSearchQuery, LocalLibrary, localLibrary, type Transcript } from "verbatim"
 import { mediaDir, modelsDir } from "../support/paths.ts"
+import { repoRoot } from "../support/process.ts"
 
 const manifest = JSON.parse(fs.readFileSync(path.join(mediaDir, "manifest.json"), "utf8")) as Record<string, { text?: string }>
 
@@ -92,5 +96,45 @@ describe("Effect API", () => {
     expect(Exit.isFailure(refused)).toBe(true)
     if (Exit.isFailure(refused)) expect(String(refused.cause)).toContain("InvalidSearchQuery")
     expect(InvalidSearchQuery).toBeDefined()
+  }, 120_000)
+})
+
+describe("opening", () => {
+  it("a client that only closes never creates its data dir", async () => {
+    const unused = path.join(dataDir, "never-opened")
+    await createVerbatim({ modelsDir, dataDir: unused }).close()
+    expect(fs.existsSync(unused)).toBe(false)
+  })
+
+  it("a data dir that is a file fails the first index", async () => {
+    const file = path.join(dataDir, "a-file")
+    fs.writeFileSync(file, "not a directory")
+    const verbatim = createVerbatim({ modelsDir, dataDir: file })
+    try {
+      await expect(verbatim.index("x", transcriptOf(docs.weather))).rejects.toThrow()
+    } finally {
+      await verbatim.close()
+    }
+  }, 60_000)
+
+  it("a models folder without MiniLM fails indexing", async () => {
+    const verbatim = createVerbatim({ modelsDir: path.join(dataDir, "no-models"), dataDir: path.join(dataDir, "no-models-db") })
+    try {
+      await expect(verbatim.index("x", transcriptOf(docs.weather))).rejects.toThrow()
+    } finally {
+      await verbatim.close()
+    }
+  }, 60_000)
+})
+
+describe("examples", () => {
+  it("examples/local-search.ts transcribes, indexes and answers", () => {
+    const run = spawnSync(
+      process.execPath,
+      ["examples/local-search.ts", "when does the reading room open?", path.join(mediaDir, "a01_slt_budget.wav"), path.join(mediaDir, "a03_espeak_library.wav")],
+      { cwd: repoRoot, encoding: "utf8", timeout: 120_000, env: { ...process.env, VERBATIM_LIBRARY_DIR: path.join(dataDir, "example") } }
+    )
+    expect(run.status, run.stderr).toBe(0)
+    expect(run.stdout.split("\n")[0]).toMatch(/^a03_espeak_library\.wav .*reading room/)
   }, 120_000)
 })
