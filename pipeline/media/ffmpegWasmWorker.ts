@@ -28,7 +28,7 @@
  */
 import * as fs from "node:fs"
 import { parentPort, workerData } from "node:worker_threads"
-import { loadCoreWithInput } from "./wasmCoreInWorker.ts"
+import { captureLogs, loadCoreWithInput } from "./wasmCoreInWorker.ts"
 
 export interface WorkerInput {
   readonly wasmModule: WebAssembly.Module
@@ -54,20 +54,11 @@ const run = async () => {
   const { core, fd } = await loadCoreWithInput(input.wasmModule, input.inputPath)
   const FS = core.FS
 
-  const stderr: Array<string> = []
-  let stdout = ""
-  core.setLogger((log) => {
-    if (log.type === "stdout") {
-      stdout += log.message + "\n"
-    } else {
-      stderr.push(log.message)
-      if (stderr.length > 40) stderr.shift()
-    }
-  })
+  const logs = captureLogs(core, 40)
 
   if (input.task === "probe") {
     core.ffprobe("-v", "error", "-show_entries", "format=duration:stream=codec_type", "-of", "json", "/in/input")
-    post({ _tag: "done", ret: 0, stderrTail: stderr, stdout })
+    post({ _tag: "done", ret: 0, stderrTail: logs.stderr, stdout: logs.stdout })
     return
   }
 
@@ -129,7 +120,7 @@ const run = async () => {
   )
   flush()
   fs.closeSync(fd)
-  post({ _tag: "done", ret, stderrTail: stderr, stdout })
+  post({ _tag: "done", ret, stderrTail: logs.stderr, stdout: logs.stdout })
 }
 
 run().catch((cause: unknown) => {

@@ -43,6 +43,24 @@ export interface FfmpegCore {
   ffprobe(...args: Array<string>): number
 }
 
+/**
+ * What the core prints: all of stdout (ffprobe's JSON) and the last `tail` stderr lines (for
+ * the error sentence). `intercept` may claim a stderr line (a progress report) instead.
+ */
+export const captureLogs = (core: FfmpegCore, tail: number, intercept?: (line: string) => boolean) => {
+  const logs = { stderr: [] as Array<string>, stdout: "" }
+  core.setLogger((log) => {
+    if (log.type === "stdout") {
+      logs.stdout += log.message + "\n"
+      return
+    }
+    if (intercept?.(log.message) === true) return
+    logs.stderr.push(log.message)
+    if (logs.stderr.length > tail) logs.stderr.shift()
+  })
+  return logs
+}
+
 /** A core with `inputPath` mounted read-only at /in/input; `fd` is the open input. */
 export const loadCoreWithInput = async (wasmModule: WebAssembly.Module, inputPath: string) => {
   const fd = fs.openSync(inputPath, "r")

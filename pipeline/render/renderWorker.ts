@@ -12,7 +12,7 @@
  */
 import * as fs from "node:fs"
 import { parentPort, workerData } from "node:worker_threads"
-import { loadCoreWithInput } from "../media/wasmCoreInWorker.ts"
+import { captureLogs, loadCoreWithInput } from "../media/wasmCoreInWorker.ts"
 import { progressSeconds } from "./RenderPlan.ts"
 
 export interface RenderWorkerInput {
@@ -38,24 +38,16 @@ const run = async () => {
   const { core, fd } = await loadCoreWithInput(input.wasmModule, input.inputPath)
   const FS = core.FS
 
-  const stderr: Array<string> = []
-  let stdout = ""
-  core.setLogger((log) => {
-    if (log.type === "stdout") {
-      stdout += log.message + "\n"
-      return
-    }
-    const seconds = progressSeconds(log.message)
-    if (seconds !== undefined) post({ _tag: "progress", seconds })
-    else {
-      stderr.push(log.message)
-      if (stderr.length > 30) stderr.shift()
-    }
+  const logs = captureLogs(core, 30, (line) => {
+    const seconds = progressSeconds(line)
+    if (seconds === undefined) return false
+    post({ _tag: "progress", seconds })
+    return true
   })
 
   if (input.task === "probe") {
     const ret = core.ffprobe(...input.args)
-    post({ _tag: "done", ret, stderrTail: stderr, stdout })
+    post({ _tag: "done", ret, stderrTail: logs.stderr, stdout: logs.stdout })
     return
   }
   FS.mkdir("/fonts")
@@ -65,7 +57,7 @@ const run = async () => {
   const ret = core.exec(...input.args)
   fs.closeSync(fd)
   if (ret === 0) fs.writeFileSync(input.outputPath, FS.readFile("/out.mp4"))
-  post({ _tag: "done", ret, stderrTail: stderr, stdout })
+  post({ _tag: "done", ret, stderrTail: logs.stderr, stdout: logs.stdout })
 }
 
 run().catch((cause: unknown) => {

@@ -7,16 +7,16 @@
  * charged like any other; a client that hangs up does not stop it. Refusals use OpenAI's
  * error body with Verbatim's HTTP status.
  */
-import { Effect, Option, Schedule, Schema, Stream } from "effect"
+import { Effect, Option, Schedule, Schema } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse, type Multipart } from "effect/http"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { Admission } from "../../services/intake/Admission.ts"
 import { fileTooLarge, MediaIntake, mediaKeys } from "../../services/intake/MediaIntake.ts"
+import { forEachPart } from "./MultipartParts.ts"
 import type { JobRecord } from "../../services/jobs/JobRecord.ts"
 import { JobStore } from "../../services/jobs/JobStore.ts"
 import { MediaStorage } from "../../services/storage/MediaStorage.ts"
 import { TranscriptAccess } from "../../services/transcripts/TranscriptAccess.ts"
-import type { FileTooLarge } from "../contract/api/Errors.ts"
 import { maxFileBytes } from "../contract/api/JobsApi.ts"
 import type { AccountCaller } from "../contract/api/Security.ts"
 import { JobId } from "../contract/domain/Ids.ts"
@@ -145,18 +145,14 @@ const handler = Effect.gen(function*() {
       })
 
       const form = yield* Effect.gen(function*() {
-        yield* Stream.runForEach(request.multipartStream, (part) => {
-          if (part._tag === "Field") {
-            ;(fields[part.key] ??= []).push(part.value)
-            return Effect.void
-          }
-          return onFile(part as Multipart.File)
-        }).pipe(
-          Effect.catchTag("MultipartError", (error): Effect.Effect<never, FileTooLarge | OpenAiRefusal> =>
-            error.reason._tag === "FileTooLarge" || error.reason._tag === "BodyTooLarge"
-              ? Effect.fail(fileTooLarge())
-              : Effect.fail(invalid("file", "the multipart body could not be read")))
-        )
+        yield* forEachPart(request.multipartStream, {
+          onField: (name, value) => {
+            ;(fields[name] ??= []).push(value)
+          },
+          onFile,
+          tooLarge: fileTooLarge,
+          unreadable: () => invalid("file", "the multipart body could not be read")
+        })
         const form = yield* readForm(fields)
         if (file === undefined) return yield* invalid("file", "you must provide a file parameter")
         const duration = yield* intake.checkDuration(file.key)

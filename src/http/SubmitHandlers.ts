@@ -11,11 +11,12 @@ import { fileTooLarge, MediaIntake, mediaKeys } from "../../services/intake/Medi
 import { LinkResolver } from "../../services/links/LinkResolver.ts"
 import { MediaStorage } from "../../services/storage/MediaStorage.ts"
 import { Api } from "../contract/api/Api.ts"
-import { type FileTooLarge, LinkRefusedError, ValidationFailed } from "../contract/api/Errors.ts"
+import { LinkRefusedError, ValidationFailed } from "../contract/api/Errors.ts"
 import { maxFileBytes, SubmitOptions } from "../contract/api/JobsApi.ts"
 import { CurrentCaller } from "../contract/api/Security.ts"
 import { JobId } from "../contract/domain/Ids.ts"
 import { admittedResponse } from "./Admitted.ts"
+import { forEachPart } from "./MultipartParts.ts"
 import { linkJob } from "./LinkJob.ts"
 import { validationFailed } from "./ErrorResponses.ts"
 import { publicBaseUrl } from "./PublicUrl.ts"
@@ -85,23 +86,19 @@ export const SubmitHandlers = HttpApiBuilder.group(
             file = { key, name: part.name, contentType: part.contentType, bytes }
           })
 
-          yield* Stream.runForEach(payload as Stream.Stream<Multipart.Part, Multipart.MultipartError>, (part) => {
-            if (part._tag === "Field") {
-              fields[part.key] = part.value
-              return Effect.void
-            }
-            return onFile(part as Multipart.File)
+          yield* forEachPart(payload as Stream.Stream<Multipart.Part, Multipart.MultipartError>, {
+            onField: (name, value) => {
+              fields[name] = value
+            },
+            onFile,
+            tooLarge: fileTooLarge,
+            unreadable: (reason) =>
+              new ValidationFailed({
+                error: "The multipart body could not be read.",
+                code: "VALIDATION_FAILED",
+                detail: [{ loc: ["body"], msg: reason }]
+              })
           }).pipe(
-            Effect.catchTag("MultipartError", (error): Effect.Effect<never, FileTooLarge | ValidationFailed> =>
-              error.reason._tag === "FileTooLarge" || error.reason._tag === "BodyTooLarge"
-                ? Effect.fail(fileTooLarge())
-                : Effect.fail(
-                  new ValidationFailed({
-                    error: "The multipart body could not be read.",
-                    code: "VALIDATION_FAILED",
-                    detail: [{ loc: ["body"], msg: error.reason._tag }]
-                  })
-                )),
             Effect.tapError(() => release)
           )
 
