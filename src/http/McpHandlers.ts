@@ -25,7 +25,7 @@ import { CurrentAccount } from "../contract/api/Security.ts"
 import { JobId } from "../contract/domain/Ids.ts"
 import { type ToolFailure, VerbatimTools } from "../contract/mcp/McpTools.ts"
 import { makeBearerAuth } from "./BearerAuth.ts"
-import { linkJob } from "./LinkJob.ts"
+import { linkJob } from "./NewJobs.ts"
 import { makeUsageView } from "./UsageView.ts"
 import { errorResponse } from "./ErrorResponses.ts"
 

@@ -12,6 +12,7 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse, type Multipart } fro
 import { AppConfig } from "../../services/AppConfig.ts"
 import { Admission } from "../../services/intake/Admission.ts"
 import { fileTooLarge, MediaIntake, mediaKeys } from "../../services/intake/MediaIntake.ts"
+import { uploadJob } from "./NewJobs.ts"
 import { forEachPart } from "./MultipartParts.ts"
 import type { JobRecord } from "../../services/jobs/JobRecord.ts"
 import { JobStore } from "../../services/jobs/JobStore.ts"
@@ -165,21 +166,12 @@ const handler = Effect.gen(function*() {
         caller,
         idempotency: undefined,
         release,
-        job: {
-          id: jobId,
-          source: "api",
-          inputKind: "upload",
-          filename: uploaded.name,
-          objectKey: uploaded.key,
-          sizeBytes: uploaded.bytes,
-          contentType: uploaded.contentType,
-          inputUrl: null,
-          resolvedMedia: null,
-          language: form.language,
-          diarize: false,
-          wordTimestamps: form.granularities.has("word"),
-          webhookUrl: null
-        }
+        job: uploadJob(
+          jobId,
+          uploaded,
+          { source: "api", language: form.language, diarize: false, wordTimestamps: form.granularities.has("word") },
+          null
+        )
       })
       const job = yield* waitForEnd(jobId)
       if (job.status === "failed") return yield* failedJob(job)

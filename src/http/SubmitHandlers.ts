@@ -17,7 +17,7 @@ import { CurrentCaller } from "../contract/api/Security.ts"
 import { JobId } from "../contract/domain/Ids.ts"
 import { admittedResponse } from "./Admitted.ts"
 import { forEachPart } from "./MultipartParts.ts"
-import { linkJob } from "./LinkJob.ts"
+import { linkJob, uploadJob } from "./NewJobs.ts"
 import { validationFailed } from "./ErrorResponses.ts"
 import { publicBaseUrl } from "./PublicUrl.ts"
 
@@ -123,21 +123,12 @@ export const SubmitHandlers = HttpApiBuilder.group(
             caller,
             idempotency: idempotencyFor(caller, idempotencyKey, "transcribe"),
             release,
-            job: {
-              id: jobId,
+            job: uploadJob(jobId, uploaded, {
               source: options.source ?? "upload",
-              inputKind: "upload",
-              filename: uploaded.name,
-              objectKey: uploaded.key,
-              sizeBytes: uploaded.bytes,
-              contentType: uploaded.contentType,
-              inputUrl: null,
-              resolvedMedia: null,
               language: options.language ?? "auto",
               diarize: options.diarize ?? false,
-              wordTimestamps: options.word_timestamps ?? false,
-              webhookUrl
-            }
+              wordTimestamps: options.word_timestamps ?? false
+            }, webhookUrl)
           })
           return admittedResponse(admitted)
         }))

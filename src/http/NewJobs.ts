@@ -1,3 +1,4 @@
+/** The job rows the submit paths create (REST, MCP and the OpenAI route share them). */
 import type { AdmitRequest } from "../../services/intake/Admission.ts"
 import type { ResolvedMedia } from "../../services/links/LinkResolver.ts"
 import { JobId } from "../contract/domain/Ids.ts"
@@ -26,5 +27,32 @@ export const linkJob = (
   language: options.language ?? "auto",
   diarize: options.diarize ?? false,
   wordTimestamps: options.word_timestamps ?? false,
+  webhookUrl
+})
+
+/** The new job for a multipart upload already in storage (REST `POST /v1/transcribe` and the OpenAI route). */
+export const uploadJob = (
+  id: JobId,
+  file: { readonly key: string; readonly name: string; readonly contentType: string; readonly bytes: number },
+  options: {
+    readonly source: AdmitRequest["job"]["source"]
+    readonly language: string
+    readonly diarize: boolean
+    readonly wordTimestamps: boolean
+  },
+  webhookUrl: string | null
+): AdmitRequest["job"] => ({
+  id,
+  source: options.source,
+  inputKind: "upload",
+  filename: file.name,
+  objectKey: file.key,
+  sizeBytes: file.bytes,
+  contentType: file.contentType,
+  inputUrl: null,
+  resolvedMedia: null,
+  language: options.language,
+  diarize: options.diarize,
+  wordTimestamps: options.wordTimestamps,
   webhookUrl
 })
