@@ -95,7 +95,7 @@ const requestFor = (operation: Operation) =>
     )
   })
 
-const send = async (operation: Operation, drawn: fc.RecordValue<Json>) => {
+const send = async (operation: Operation, drawn: Json) => {
   const id = drawn["id"] === "DONE" ? doneJob : encodeURIComponent(drawn["id"] as string)
   const path = operation.path.replace(/\{[^}]+\}/g, id)
   const query = new URLSearchParams(drawn["query"] as Record<string, string>).toString()
@@ -113,7 +113,9 @@ const send = async (operation: Operation, drawn: fc.RecordValue<Json>) => {
       body = drawn["rawBody"] ?? JSON.stringify(drawn["body"])
     }
   }
-  return fetch(`${server.url}${path}${query === "" ? "" : `?${query}`}`, { method: operation.method, headers, body, redirect: "manual" })
+  const init: RequestInit = { method: operation.method, headers, redirect: "manual" }
+  if (body !== undefined) init.body = body
+  return fetch(`${server.url}${path}${query === "" ? "" : `?${query}`}`, init)
 }
 
 const checkAnswer = async (operation: Operation, response: Response) => {
@@ -137,7 +139,7 @@ describe("fuzzing every route", () => {
     for (const operation of operations) {
       await fc.assert(
         fc.asyncProperty(requestFor(operation), async (drawn) => {
-          await checkAnswer(operation, await send(operation, drawn as fc.RecordValue<Json>))
+          await checkAnswer(operation, await send(operation, drawn as Json))
         }),
         { numRuns: 40, seed: 20261123 }
       )
