@@ -1,21 +1,24 @@
 /**
  * Embedded Postgres: PGlite (with pgvector) on a persistent data directory, served over a
  * unix socket by pglite-socket so the rest of the service talks plain Postgres protocol
- * through `@effect/sql-pg`, exactly as it does against a real server.
+ * through `@effect/sql-pg`, exactly as it does against a real server. Both run in a
+ * worker thread of their own (embeddedPostgresWorker.ts), off the HTTP event loop.
  *
  * One process owns a data directory. A second process pointed at the same directory (the
  * admin CLI while the server runs) finds the owner's socket alive and connects to it
  * instead of opening the files twice, which PGlite cannot survive.
  */
-import { PGlite } from "@electric-sql/pglite"
-import { vector } from "@electric-sql/pglite-pgvector"
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { Context, Effect, Layer, Schema } from "effect"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
+import { Worker } from "node:worker_threads"
+import type { EmbeddedPostgresWorkerData, FromEmbeddedPostgres, ToEmbeddedPostgres } from "./embeddedPostgresWorker.ts"
+
+/** How long a stopping database thread may take to flush and close before it is terminated. */
+const stopTimeoutMs = 30_000
 
 export class EmbeddedPostgresError extends Schema.TaggedError<EmbeddedPostgresError>()("EmbeddedPostgresError", {
   dataDir: Schema.String,
@@ -73,27 +76,36 @@ export class EmbeddedPostgres extends Context.Service<EmbeddedPostgres, Embedded
           },
           catch: fail
         })
-        const db = yield* Effect.acquireRelease(
-          Effect.tryPromise({ try: () => PGlite.create({ dataDir, extensions: { vector } }), catch: fail }),
-          (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
-        )
-        // This process's pool of one, a visiting admin CLI, and headroom for the liveness probe
-        // of the next visitor, which the server only forgets a tick after it closed. Queries
-        // are still run one at a time by the server's queue.
+        // PGlite and its socket server run in a thread of their own (embeddedPostgresWorker.ts):
+        // its WASM costs ~0.4 ms of CPU per query, which on the HTTP event loop every request
+        // waited behind. Released by asking it to stop (PGlite flushes and closes its files),
+        // terminated if it has not ended after `stopTimeoutMs`.
         yield* Effect.acquireRelease(
-          Effect.tryPromise({
-            try: async () => {
-              const server = new PGLiteSocketServer({ db, path: socketPath, maxConnections: 4 })
-              await server.start()
-              return server
-            },
-            catch: fail
+          Effect.callback<Worker, EmbeddedPostgresError>((resume) => {
+            const worker = new Worker(new URL("./embeddedPostgresWorker.ts", import.meta.url), {
+              workerData: { dataDir, socketPath } satisfies EmbeddedPostgresWorkerData
+            })
+            const onExit = (code: number) => resume(Effect.fail(fail(`the database thread exited (code ${code}) before it was ready`)))
+            const onError = (error: Error) => resume(Effect.fail(fail(error)))
+            worker.once("exit", onExit)
+            worker.once("error", onError)
+            worker.once("message", (message: FromEmbeddedPostgres) => {
+              worker.off("exit", onExit)
+              worker.off("error", onError)
+              if (message._tag === "Ready") resume(Effect.succeed(worker))
+              else resume(Effect.fail(fail(message._tag === "Failed" ? message.message : message._tag)))
+            })
           }),
-          (server) =>
-            Effect.promise(() => server.stop()).pipe(
-              Effect.andThen(Effect.sync(() => fs.rmSync(socketPath, { force: true }))),
-              Effect.ignore
-            )
+          (worker) =>
+            Effect.callback<void>((resume) => {
+              const kill = setTimeout(() => void worker.terminate(), stopTimeoutMs)
+              worker.once("exit", () => {
+                clearTimeout(kill)
+                fs.rmSync(socketPath, { force: true })
+                resume(Effect.void)
+              })
+              worker.postMessage({ _tag: "Stop" } satisfies ToEmbeddedPostgres)
+            })
         )
         return EmbeddedPostgres.of({ socketPath, owner: true })
       })
