@@ -2,7 +2,8 @@
  * Storage composition root: real Postgres when `DATABASE_URL` is set, otherwise embedded
  * PGlite under `<dataDir>/pg` reached over its unix socket with a pool of one (PGlite runs
  * one query at a time; more client connections interleave replies). Migrations run before
- * anything else sees the client.
+ * anything else sees the client. With the embedded database `EmbeddedPostgres` is in the
+ * context too (whether this process owns it decides where request rates are counted).
  */
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option } from "effect"
@@ -21,7 +22,7 @@ const embedded = (dataDir: string) =>
         maxConnections: 1,
         minConnections: 1
       }))
-  ).pipe(Layer.provide(EmbeddedPostgres.layer({ dataDir: path.join(dataDir, "pg") })))
+  ).pipe(Layer.provideMerge(EmbeddedPostgres.layer({ dataDir: path.join(dataDir, "pg") })))
 
 export const DatabaseLayer = Layer.unwrap(
   Effect.gen(function*() {
