@@ -8,6 +8,7 @@ import { Clock, Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash, randomBytes } from "node:crypto"
 import { type ApiKeyRecord, ApiKeyRecord as ApiKeyRecordSchema, keyStatus } from "../src/contract/domain/ApiKey.ts"
+import { Account } from "../src/contract/domain/Account.ts"
 import type { AccountId, ApiKeyId } from "../src/contract/domain/Ids.ts"
 
 export const maxActiveKeys = 10
@@ -49,6 +50,8 @@ export interface IssuedKey {
 export interface AuthenticatedKey {
   readonly keyId: ApiKeyId
   readonly accountId: AccountId
+  /** The key's account as stored now (read in the same query). */
+  readonly account: Account
 }
 
 export const hashKey = (key: string) => createHash("sha256").update(key).digest("hex")
@@ -57,6 +60,11 @@ const prefixOf = (key: string) => key.slice(0, 11)
 
 const columns = "id, account_id, name, prefix, created_at, expires_at, revoked_at, last_used_at"
 const decodeRecord = Schema.decodeUnknownEffect(ApiKeyRecordSchema)
+const accountColumns = "a.id, a.email, a.plan, a.plan_expires_at, a.api_access, a.created_at"
+const decodeAccount = Schema.decodeUnknownEffect(Account)
+type AccountRow = { readonly [K in keyof Account]: unknown }
+/** Last use is a hint for operators, written at most this often per key. */
+const lastUseEveryMs = 60_000
 
 export class ApiKeys extends Context.Service<ApiKeys, {
   create(accountId: AccountId, name?: string): Effect.Effect<IssuedKey, TooManyKeys | ApiAccessRequired>
@@ -64,7 +72,7 @@ export class ApiKeys extends Context.Service<ApiKeys, {
   /** Issues a replacement; the old key keeps working for 24 hours. Accepts an id or prefix. */
   rotate(accountId: AccountId, idOrPrefix: string): Effect.Effect<IssuedKey, KeyNotFound | TooManyKeys>
   revoke(accountId: AccountId, idOrPrefix: string): Effect.Effect<ApiKeyRecord, KeyNotFound>
-  /** None for unknown, revoked and expired keys alike: callers must not learn which. */
+  /** None for unknown, revoked and expired keys alike: callers must not learn which. One query. */
   authenticate(key: string): Effect.Effect<Option.Option<AuthenticatedKey>>
 }>()("verbatim/accounts/ApiKeys") {
   static readonly layer = Layer.effect(
@@ -165,17 +173,23 @@ export class ApiKeys extends Context.Service<ApiKeys, {
       const authenticate = Effect.fn("ApiKeys.authenticate")(function*(key: string) {
         const nowMs = yield* Clock.currentTimeMillis
         const now = new Date(nowMs)
-        const rows = yield* sql<{ id: ApiKeyId; account_id: AccountId; last_used_at: Date | null }>`
-          SELECT id, account_id, last_used_at FROM api_keys
-          WHERE hash = ${hashKey(key)} AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${now})`
-          .pipe(Effect.orDie)
+        const lastUseBefore = new Date(nowMs - lastUseEveryMs)
+        // One round trip per request: the key, its account, and the last-use hint (written at
+        // most once a minute per key; the CTE's update runs whether or not its rows are read).
+        const rows = yield* sql<AccountRow & { key_id: ApiKeyId }>`
+          WITH usable AS (
+            SELECT id, account_id, last_used_at FROM api_keys
+            WHERE hash = ${hashKey(key)} AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${now})
+          ), touched AS (
+            UPDATE api_keys SET last_used_at = ${now}
+            WHERE id IN (SELECT id FROM usable WHERE last_used_at IS NULL OR last_used_at < ${lastUseBefore})
+          )
+          SELECT usable.id AS key_id, ${sql.literal(accountColumns)}
+          FROM usable JOIN accounts a ON a.id = usable.account_id`.pipe(Effect.orDie)
         const row = rows[0]
         if (row === undefined) return Option.none<AuthenticatedKey>()
-        // Last use is a hint for operators; write it at most once a minute per key.
-        if (row.last_used_at === null || nowMs - row.last_used_at.getTime() > 60_000) {
-          yield* sql`UPDATE api_keys SET last_used_at = ${now} WHERE id = ${row.id}`.pipe(Effect.orDie)
-        }
-        return Option.some({ keyId: row.id, accountId: row.account_id })
+        const account = yield* decodeAccount(row).pipe(Effect.orDie)
+        return Option.some({ keyId: row.key_id, accountId: account.id, account })
       })
 
       return ApiKeys.of({ create, list, rotate, revoke, authenticate })

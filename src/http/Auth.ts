@@ -6,7 +6,6 @@
 import { Clock, Effect, Layer, Option, Redacted } from "effect"
 import { HttpServerRequest } from "effect/http"
 import type { HttpApiEndpoint } from "effect/http-api"
-import { Accounts } from "../../services/Accounts.ts"
 import { ApiKeys } from "../../services/ApiKeys.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { effectivePlan } from "../../services/billing/Billing.ts"
@@ -36,7 +35,6 @@ export const clientAddress = (request: HttpServerRequest.HttpServerRequest, trus
 const makeAuthenticate = Effect.gen(function*() {
   const config = yield* AppConfig
   const keys = yield* ApiKeys
-  const accounts = yield* Accounts
   const limiter = yield* RateLimiter
 
   const limit = Effect.fnUntraced(function*(bucket: string, perMinute: number) {
@@ -79,19 +77,17 @@ const makeAuthenticate = Effect.gen(function*() {
     if (Option.isNone(found)) {
       return yield* new InvalidApiKey({ error: "The API key is not valid: it is unknown, revoked or expired." })
     }
-    const account = yield* accounts.findById(found.value.accountId)
-    if (Option.isNone(account)) {
-      return yield* new InvalidApiKey({ error: "The API key is not valid: it is unknown, revoked or expired." })
-    }
-    if (Option.isSome(requestContext)) requestContext.value.accountId = account.value.id
+    // The key's account comes with it (one query).
+    const { account } = found.value
+    if (Option.isSome(requestContext)) requestContext.value.accountId = account.id
     // Downstream sees the plan in force now (a lapsed Workspace period reads as standard).
-    const current = { ...account.value, plan: effectivePlan(account.value, yield* Clock.currentTimeMillis) }
+    const current = { ...account, plan: effectivePlan(account, yield* Clock.currentTimeMillis) }
     const perMinute = batch
       ? config.batchStatusPerMinute
       : plans[current.plan].rateTier === "enterprise"
       ? config.enterpriseRateLimitPerMinute
       : config.rateLimitPerMinute
-    yield* limit(`${batch ? "batch" : "rate"}:acct:${account.value.id}`, perMinute)
+    yield* limit(`${batch ? "batch" : "rate"}:acct:${account.id}`, perMinute)
     return { _tag: "Account", account: current, keyId: found.value.keyId } satisfies Caller
   })
 })

@@ -7,7 +7,6 @@
  */
 import { Clock, Effect, Option } from "effect"
 import type { HttpServerRequest } from "effect/http"
-import { Accounts } from "../../services/Accounts.ts"
 import { ApiKeys } from "../../services/ApiKeys.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { effectivePlan } from "../../services/billing/Billing.ts"
@@ -23,7 +22,6 @@ const bearer = /^bearer\s+(\S+)\s*$/i
 export const makeBearerAuth = Effect.gen(function*() {
   const config = yield* AppConfig
   const keys = yield* ApiKeys
-  const accounts = yield* Accounts
   const limiter = yield* RateLimiter
   const invalid = () => new InvalidApiKey({ error: "The API key is not valid: it is unknown, revoked or expired." })
 
@@ -39,11 +37,10 @@ export const makeBearerAuth = Effect.gen(function*() {
     }
     const found = yield* keys.authenticate(token)
     if (Option.isNone(found)) return yield* invalid()
-    const account = yield* accounts.findById(found.value.accountId)
-    if (Option.isNone(account)) return yield* invalid()
+    const { account } = found.value
     const requestContext = yield* Effect.serviceOption(RequestContext)
-    if (Option.isSome(requestContext)) requestContext.value.accountId = account.value.id
-    const current = { ...account.value, plan: effectivePlan(account.value, yield* Clock.currentTimeMillis) }
+    if (Option.isSome(requestContext)) requestContext.value.accountId = account.id
+    const current = { ...account, plan: effectivePlan(account, yield* Clock.currentTimeMillis) }
     const perMinute = plans[current.plan].rateTier === "enterprise"
       ? config.enterpriseRateLimitPerMinute
       : config.rateLimitPerMinute

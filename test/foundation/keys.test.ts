@@ -136,6 +136,49 @@ layer(domainTestLayer("keys"), { timeout: 60_000, excludeTestServices: true })("
       assert.strictEqual((yield* Effect.flip(keys.revoke(account.id, issued.record.id)))._tag, "KeyNotFound")
     }))
 
+  it.effect("authenticates with the key's account as stored now, in one query", () =>
+    Effect.gen(function*() {
+      const keys = yield* ApiKeys
+      const accounts = yield* Accounts
+      const account = yield* newAccount
+      const issued = yield* keys.create(account.id)
+      const found = Option.getOrThrow(yield* keys.authenticate(issued.key))
+      assert.strictEqual(found.keyId, issued.record.id)
+      assert.deepStrictEqual(found.account, account)
+      // A plan change shows on the next request: the account is read with the key, not kept.
+      const changed = yield* accounts.setPlan(account.id, "enterprise")
+      assert.strictEqual(Option.getOrThrow(yield* keys.authenticate(issued.key)).account.plan, "enterprise")
+      assert.deepStrictEqual(Option.getOrThrow(yield* keys.authenticate(issued.key)).account, changed)
+    }))
+
+  it.effect("writes a key's last use at most once a minute", () =>
+    Effect.gen(function*() {
+      const clock = controlledClock(Date.UTC(2026, 1, 1))
+      const keys = yield* ApiKeys
+      const sql = yield* SqlClient.SqlClient
+      const account = yield* newAccount
+      const issued = yield* clock.at(keys.create(account.id))
+      const lastUsed = Effect.map(
+        sql<{ last_used_at: Date | null }>`SELECT last_used_at FROM api_keys WHERE id = ${issued.record.id}`,
+        (rows) => rows[0]!.last_used_at?.getTime() ?? null
+      )
+      assert.strictEqual(yield* lastUsed, null)
+      yield* clock.at(keys.authenticate(issued.key))
+      const first = clock.now
+      assert.strictEqual(yield* lastUsed, first)
+      clock.advance(Duration.seconds(59))
+      yield* clock.at(keys.authenticate(issued.key))
+      assert.strictEqual(yield* lastUsed, first)
+      clock.advance(Duration.seconds(2))
+      yield* clock.at(keys.authenticate(issued.key))
+      assert.strictEqual(yield* lastUsed, clock.now)
+      // A refused key is not touched.
+      yield* keys.revoke(account.id, issued.record.id)
+      clock.advance(Duration.minutes(5))
+      assert.isTrue(Option.isNone(yield* clock.at(keys.authenticate(issued.key))))
+      assert.strictEqual(yield* lastUsed, clock.now - 5 * 60_000)
+    }))
+
   it.effect("never touches another account's keys", () =>
     Effect.gen(function*() {
       const keys = yield* ApiKeys
