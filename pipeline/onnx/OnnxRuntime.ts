@@ -1,3 +1,4 @@
+import { StageClock } from "../StageClock.ts"
 import { Context, Duration, Effect, Layer, RcMap, Schema, Scope } from "effect"
 import * as ort from "onnxruntime-node"
 
@@ -75,15 +76,20 @@ export class OnnxRuntime extends Context.Service<OnnxRuntime, {
             const { path, threads, memArena } = JSON.parse(key) as { path: string; threads: number; memArena: boolean }
             return Effect.acquireRelease(
               Effect.tryPromise({
-                try: () =>
-                  ort.InferenceSession.create(path, {
+                try: () => {
+                  const started = performance.now()
+                  return ort.InferenceSession.create(path, {
                     intraOpNumThreads: threads,
                     interOpNumThreads: 1,
                     executionMode: "sequential",
                     enableCpuMemArena: memArena,
                     graphOptimizationLevel: "all",
                     extra: { session: { intra_op: { allow_spinning: options.spinning === true ? "1" : "0" } } }
-                  }),
+                  }).then((session) => {
+                    StageClock.add("model load", performance.now() - started)
+                    return session
+                  })
+                },
                 catch: (cause) => new OnnxLoadError({ path, message: message(cause) })
               }),
               (session) => Effect.promise(() => session.release())

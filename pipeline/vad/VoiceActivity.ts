@@ -10,6 +10,7 @@
  */
 import { Context, Effect, Layer, Schema, Stream } from "effect"
 import { createRequire } from "node:module"
+import { StageClock } from "../StageClock.ts"
 import {
   defaultSegmenterOptions,
   FRAME,
@@ -123,7 +124,9 @@ const make = (options: SegmenterOptions): VoiceActivity["Service"] => {
               filled += n
               at += n
               if (filled === FRAME) {
+                const t0 = performance.now()
                 const p = await vad.processChunk(frame, options.sampleRate)
+                StageClock.add("vad (silero)", performance.now() - t0)
                 for (const r of segmenter.push(frame, FRAME, p)) out.push(r)
                 filled = 0
               }

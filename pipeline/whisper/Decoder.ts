@@ -1,5 +1,6 @@
 import { Effect } from "effect"
 import { type OnnxRunError, type OnnxSession, type OrtTensor, Tensor } from "../onnx/OnnxRuntime.ts"
+import { StageClock } from "../StageClock.ts"
 import { applyLogitRules, argmax, type LogitRulesConfig, logSumExp, maxOf, repetitionPeriod, sample } from "./LogitRules.ts"
 
 /**
@@ -118,7 +119,10 @@ export const decodeBatch = Effect.fnUntraced(function*(
   const dummyHidden = new Float32Array(D)
 
   for (let step = 0;; step++) {
+    const t0 = performance.now()
     const out = yield* session.run(feeds, step === 0 ? firstOutputs : nextOutputs)
+    const t1 = performance.now()
+    StageClock.add(step === 0 ? "decoder first step (onnx)" : "decoder steps (onnx)", t1 - t0)
     const seq = step === 0 ? P : 1
     past += seq
     const logits = out["logits"]!.data as Float32Array
@@ -188,6 +192,7 @@ export const decodeBatch = Effect.fnUntraced(function*(
     }
     for (const n of decoderKvNames) feeds[`past_key_values.${n}`] = new Tensor("float32", decoderKv[n]!, [nb, H, past, HEAD])
     for (const n of encoderKvNames) feeds[`past_key_values.${n}`] = new Tensor("float32", encoderKv[n]!, [nb, H, ENC_FRAMES, HEAD])
+    StageClock.add("decoder glue (logit rules, caches)", performance.now() - t1)
   }
 
   return live.map((s): DecodeResult => ({

@@ -4,6 +4,7 @@ import { type OnnxLoadError, OnnxRuntime, type OnnxRunError, type OnnxSession, T
 import { ModelRegistry, type ModelResolveError } from "../models/ModelRegistry.ts"
 import { type DecodeRequest, type DecodeResult, decodeBatch, languageLogits } from "./Decoder.ts"
 import { makeLogMelExtractor, N_FRAMES, SAMPLE_RATE } from "./LogMel.ts"
+import { StageClock } from "../StageClock.ts"
 import { seededRandom } from "./LogitRules.ts"
 import { splitPass } from "./Segments.ts"
 import { loadWhisperModelInfo, type WhisperModelFileError, type WhisperModelInfo } from "./WhisperModel.ts"
@@ -194,10 +195,12 @@ export class Whisper extends Context.Service<Whisper, {
           for (let i = 0; i < batch; i += perRun) {
             const n = Math.min(perRun, batch - i)
             const input = n === batch ? features : features.slice(i * melSize, (i + n) * melSize)
+            const t0 = performance.now()
             const out = yield* encoder.run(
               { input_features: new Tensor("float32", input, [n, nMels, N_FRAMES]) },
               ["last_hidden_state"]
             )
+            StageClock.add("encoder", performance.now() - t0)
             parts.push(out["last_hidden_state"]!.data as Float32Array)
           }
           if (parts.length === 1) return parts[0]!
@@ -299,7 +302,7 @@ export class Whisper extends Context.Service<Whisper, {
               features = new Float32Array(G * melSize)
               featureBuffers.set(G, features)
             }
-            group.forEach((p, i) => mel.compute(p.samples, features!, i * melSize))
+            StageClock.time("log-mel", () => group.forEach((p, i) => mel.compute(p.samples, features!, i * melSize)))
             const hidden = yield* encode(encoder, features, G, info.nMels, Math.max(1, opts.encoderBatchSize ?? defaultEncoderBatch))
             const hiddenOf = (i: number) => hidden.subarray(i * hiddenSize, (i + 1) * hiddenSize)
 
@@ -391,7 +394,7 @@ export class Whisper extends Context.Service<Whisper, {
               const P = prompt.length
               if (opts.wordTimestamps && nHeads > 0 && textIndex.length > 0) {
                 const rows = r.alignment.slice(0, P + tokens.length)
-                rowTimes = tokenStartTimes(rows, nHeads, Math.ceil(pass.samples.length / (2 * 160)))
+                rowTimes = StageClock.time("word alignment (DTW)", () => tokenStartTimes(rows, nHeads, Math.ceil(pass.samples.length / (2 * 160))))
               }
               const timeOfRow = (row: number) => rowTimes![Math.min(row, rowTimes!.length - 1)]!
 
@@ -429,6 +432,7 @@ export class Whisper extends Context.Service<Whisper, {
                 })
               }
               if (resumeAt > 0) {
+                StageClock.add(r.looped > 0 ? "passes resumed (loop)" : split.resume ? "passes resumed (open segment)" : "passes resumed (early end)", 0)
                 const consumed = Math.round(resumeAt * SAMPLE_RATE)
                 queue.push({ window: pass.window, seek: pass.seek + consumed, samples: pass.samples.subarray(consumed) })
               }

@@ -5,6 +5,7 @@ import { MediaDecoder } from "../../pipeline/media/MediaDecoder.ts"
 import { VoiceActivity, type VadEvent } from "../../pipeline/vad/VoiceActivity.ts"
 import {
   packStream,
+  defaultPackerOptions,
   packWindows,
   type PackedWindow,
   type PackInput,
@@ -85,7 +86,7 @@ describe("WindowPacker", () => {
     }
   })
 
-  it("never exceeds 30 s; starts a new window when the next region does not fit; keeps order", () => {
+  it("never exceeds the window length (27 s); starts a new window when the next region does not fit; keeps order", () => {
     const regions: Array<PackInput> = []
     let t = 0
     for (let k = 0; k < 40; k++) {
@@ -96,8 +97,10 @@ describe("WindowPacker", () => {
     const windows = packWindows(regions)
     assert.isAbove(windows.length, 5)
     let lastSource = -1
+    const max = defaultPackerOptions.maxWindowSeconds
+    assert.strictEqual(max, 27)
     for (const w of windows) {
-      assert.isAtMost(w.samples.length, 30 * SR)
+      assert.isAtMost(w.samples.length, max * SR)
       assert.isAtLeast(w.sourceStart, lastSource)
       lastSource = w.sourceEnd
       checkWindowSamples(w)
@@ -112,7 +115,7 @@ describe("WindowPacker", () => {
     // Greedy: a window is closed only when the next region would not have fitted.
     for (let k = 0; k + 1 < windows.length; k++) {
       const next = windows[k + 1]!.pieces[0]!.duration
-      assert.isAbove(windows[k]!.samples.length / SR + 0.3 + next, 30)
+      assert.isAbove(windows[k]!.samples.length / SR + 0.3 + next, max)
     }
   })
 
