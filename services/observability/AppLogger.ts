@@ -3,7 +3,7 @@
  * may hold a signed token), status, duration and the account id — never a key or a claim
  * token. Effect's own log calls are routed to the same pino instance.
  */
-import { Cause, Context, Layer, Logger, References } from "effect"
+import { Cause, Context, Effect, Layer, Logger, References } from "effect"
 
 const safeJson = (value: unknown) => {
   try {
@@ -36,9 +36,46 @@ export class AppLogger extends Context.Service<AppLogger, {
     })
   }
 
+  /**
+   * Lines to `dest` (default stdout) gathered up to `bufferBytes` per write, and written at least
+   * every `flushEveryMs`: one write per request line cost a system call (and a thread-pool
+   * wake-up) on the event loop. A line waits at most `flushEveryMs`; the buffer is written out
+   * synchronously when the scope closes and, by pino, when the process exits. Only a hard kill
+   * (SIGKILL) can lose what is in the buffer, at most `flushEveryMs` of lines.
+   */
+  static readonly buffered = (
+    level: LogLevel,
+    options: { readonly dest?: number | string; readonly bufferBytes?: number; readonly flushEveryMs?: number } = {}
+  ) =>
+    Effect.gen(function*() {
+      const stream = pino.destination({ dest: options.dest ?? 1, minLength: options.bufferBytes ?? 4096, sync: false })
+      // Set by sonic-boom once ended (pino ends it at process exit); missing from its typings.
+      const ended = () => (stream as unknown as { readonly destroyed: boolean }).destroyed
+      let pending = false
+      const flush = () => {
+        if (!pending || ended()) return
+        pending = false
+        stream.flush()
+      }
+      yield* Effect.acquireRelease(
+        Effect.sync(() => setInterval(flush, options.flushEveryMs ?? 200).unref()),
+        (timer) =>
+          Effect.sync(() => {
+            clearInterval(timer)
+            if (!ended()) stream.flushSync()
+          })
+      )
+      return AppLogger.make(level, {
+        write: (line: string) => {
+          pending = true
+          stream.write(line)
+        }
+      })
+    })
+
   static readonly layer = Layer.effect(
     AppLogger,
-    AppConfig.useSync((config) => AppLogger.make(config.logLevel))
+    AppConfig.use((config) => AppLogger.buffered(config.logLevel))
   )
 
   /** Effect's `Effect.log*` calls written as pino JSON lines. */
