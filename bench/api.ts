@@ -20,7 +20,9 @@
  * at saturation, which is mostly queueing). Responsiveness: an open loop at a fixed `--rate` (default
  * 20 requests/s per target, far below saturation), latency request to end of body: what one client
  * polling a job sees. Targets: `GET /v1/jobs/{id}`, `GET /v1/jobs`, `GET /v1/me` with the key, and
- * the bare server's copy of each. Idle: each target for `--seconds` (default 5). Busy: a
+ * the bare server's copy of each. Beside each closed loop, the server's CPU time per request
+ * (/proc: the whole process, and its main thread alone), which other load on the machine
+ * hardly moves (while a file transcribes the process figure includes the pipeline's CPU). Idle: each target for `--seconds` (default 5). Busy: a
  * ~`--minutes` (default 10) recording (the shared speech clips back to back) is submitted, and while
  * it processes the targets are loaded in turn in slices of 2 s until the job ends (or 90 s pass), so
  * each target sees the same phase of the transcription.
@@ -174,11 +176,27 @@ interface Sample {
   errors: number
   readonly latencies: Array<number>
   elapsedMs: number
+  /** CPU the server spent meanwhile (user + system, ms): the whole process, and its main thread. */
+  cpuMs: number
+  mainCpuMs: number
 }
-const emptySample = (): Sample => ({ count: 0, errors: 0, latencies: [], elapsedMs: 0 })
+const emptySample = (): Sample => ({ count: 0, errors: 0, latencies: [], elapsedMs: 0, cpuMs: 0, mainCpuMs: 0 })
+
+/**
+ * CPU time (user + system, ms) from /proc: the process (all threads: HTTP loop, database and
+ * pipeline workers) and its main thread (the HTTP event loop). Unlike rps, CPU per request
+ * hardly moves with the load other work puts on the machine.
+ */
+const ticksPerMs = 100 / 1000 // USER_HZ is 100 on Linux
+const cpuOf = (statPath: string) => {
+  const fields = fs.readFileSync(statPath, "utf8").replace(/^.*\) /, "").split(" ")
+  return (Number(fields[11]) + Number(fields[12])) / ticksPerMs
+}
+const serverCpu = (pid: number) => ({ all: cpuOf(`/proc/${pid}/stat`), main: cpuOf(`/proc/${pid}/task/${pid}/stat`) })
 
 /** `connections` closed loops against one URL for `ms`, added into `into`. */
-const load = async (url: string, ms: number, into: Sample) => {
+const load = async (url: string, ms: number, into: Sample, cpuPid?: number) => {
+  const cpuBefore = cpuPid === undefined ? undefined : serverCpu(cpuPid)
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections })
   const target = new URL(url)
   const one = () =>
@@ -202,6 +220,11 @@ const load = async (url: string, ms: number, into: Sample) => {
     }
   }))
   into.elapsedMs += performance.now() - begin
+  if (cpuBefore !== undefined) {
+    const cpuAfter = serverCpu(cpuPid!)
+    into.cpuMs += cpuAfter.all - cpuBefore.all
+    into.mainCpuMs += cpuAfter.main - cpuBefore.main
+  }
   agent.destroy()
 }
 
@@ -264,14 +287,16 @@ const report = (phase: string, results: Record<Route, { server: Sample; bare: Sa
     )
   }
   console.log(`  saturated (${connections} connections, closed loop):`)
-  console.log("  route                 |  rps   | p50 ms | p99 ms | max ms | errors || bare rps | bare p99 | rps ratio")
+  console.log("  route                 |  rps   | p50 ms | p99 ms | max ms | errors || bare rps | bare p99 | rps ratio || CPU ms/request (main thread)")
   for (const name of targets) {
     const s = row(routes[name].replace(shortJob, "{id}"), results[name].server)
     const b = row("bare", results[name].bare)
     console.log(
       `  ${s.label.padEnd(21)} | ${s.rps.toFixed(0).padStart(6)} | ${s.p50.toFixed(1).padStart(6)} | ${s.p99.toFixed(1).padStart(6)} | ` +
         `${s.max.toFixed(0).padStart(6)} | ${String(s.errors).padStart(6)} || ${b.rps.toFixed(0).padStart(8)} | ${b.p99.toFixed(1).padStart(8)} | ` +
-        `${((100 * s.rps) / b.rps).toFixed(0).padStart(8)} %`
+        `${((100 * s.rps) / b.rps).toFixed(0).padStart(8)} % || ` +
+        `${(results[name].server.cpuMs / results[name].server.count).toFixed(2)} ` +
+        `(${(results[name].server.mainCpuMs / results[name].server.count).toFixed(2)})`
     )
   }
 }
@@ -283,7 +308,7 @@ const freshResults = () =>
 
 const idleResults = freshResults()
 for (const name of targets) {
-  await load(base + routes[name], seconds * 1000, idleResults[name].server)
+  await load(base + routes[name], seconds * 1000, idleResults[name].server, server.pid!)
   await load(bareBase + routes[name], seconds * 1000, idleResults[name].bare)
   await paced(base + routes[name], seconds * 1000, idleResults[name].paced)
 }
@@ -311,7 +336,7 @@ let rounds = 0
 busy: for (;;) {
   for (const name of targets) {
     if ((await status(longJob)) !== "processing" || performance.now() - busyStart > busyLimitMs) break busy
-    await load(base + routes[name], 2_000, busyResults[name].server)
+    await load(base + routes[name], 2_000, busyResults[name].server, server.pid!)
     await load(bareBase + routes[name], 2_000, busyResults[name].bare)
     await paced(base + routes[name], 2_000, busyResults[name].paced)
   }
