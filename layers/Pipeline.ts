@@ -27,6 +27,7 @@ export const pipelineOptions = (config: AppConfigShape): PipelineOptions => ({
   model: config.model,
   encoder: config.encoder !== "auto" ? config.encoder : config.model === "whisper-base" ? "q8" : "fp32",
   threads: config.threads,
+  beamSize: config.beamSize,
   idleUnloadMs: 10 * 60_000,
   reportDownloads: true,
   // The API answers first; transcription takes the CPU that is left (bench/api.ts).

@@ -22,6 +22,8 @@ export interface TranscriberOptions {
   /** Windows decoded together. */
   readonly batchSize?: number
   readonly encoder?: "fp32" | "q8"
+  /** Beam width of the first decoding pass (1 = greedy). */
+  readonly beamSize?: number
 }
 
 const round2 = (x: number) => Math.round(x * 100) / 100
@@ -81,7 +83,8 @@ export const TranscriberLive = (options: TranscriberOptions) =>
             language,
             wordTimestamps: request.wordTimestamps,
             batchSize,
-            ...(options.encoder === undefined ? {} : { encoder: options.encoder })
+            ...(options.encoder === undefined ? {} : { encoder: options.encoder }),
+            ...(options.beamSize === undefined ? {} : { beamSize: options.beamSize })
           }).pipe(Effect.mapError((error) => new TranscriptionFailed({ reason: `speech recognition failed: ${error._tag}` })))
           StageClock.add("recognition (whisper, all)", performance.now() - started)
           // The first batch fixes the language for the rest of the file.

@@ -50,6 +50,11 @@ export interface AppConfigShape {
   readonly encoder: "auto" | "fp32" | "q8"
   readonly threads: number
   /**
+   * Beam width of Whisper's first decoding pass: 1 (default) is greedy; 5 is faster-whisper's
+   * default beam search (slower, bench/README.md has the measured trade-off).
+   */
+  readonly beamSize: number
+  /**
    * An OpenAI-compatible chat endpoint (API root, e.g. `http://localhost:11434/v1`) for the
    * abstractive insights summary and chapter titles; unset: extractive insights only.
    */
@@ -104,6 +109,7 @@ export const knownVariables: ReadonlyArray<string> = [
   "VERBATIM_MODELS_URL",
   "VERBATIM_MODEL",
   "VERBATIM_THREADS",
+  "VERBATIM_BEAM_SIZE",
   "VERBATIM_ENCODER",
   "VERBATIM_LLM_URL",
   "VERBATIM_LLM_MODEL",
@@ -161,6 +167,9 @@ const config = Config.all({
     Config.withDefault("whisper-base" as const)
   ),
   threads: positiveInt("VERBATIM_THREADS", 2),
+  beamSize: Config.schema(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 16 })), "VERBATIM_BEAM_SIZE").pipe(
+    Config.withDefault(1)
+  ),
   encoder: Config.Literals(["auto", "fp32", "q8"], "VERBATIM_ENCODER").pipe(Config.withDefault("auto" as const)),
   llmUrl: Config.option(Config.URL("VERBATIM_LLM_URL").pipe(Config.map((url) => url.href.replace(/\/$/, "")))),
   llmModel: Config.NonEmptyString("VERBATIM_LLM_MODEL").pipe(Config.withDefault("llama3.1")),

@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { type OnnxRunError, type OnnxSession, type OrtTensor, Tensor } from "../onnx/OnnxRuntime.ts"
-import type { DecodeRequest, DecodeResult, DecoderDims } from "./Decoder.ts"
+import { StageClock } from "../StageClock.ts"
+import { type DecodeRequest, type DecodeResult, type DecoderDims, takeRows } from "./Decoder.ts"
 import { applyLogitRules, type LogitRulesConfig, logSumExp, repetitionPeriod } from "./LogitRules.ts"
 
 /**
@@ -58,11 +59,6 @@ const pyRound = (x: number): number => {
   return Math.abs(x % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r
 }
 
-const takeRows = (data: Float32Array, rowSize: number, rows: ReadonlyArray<number>): Float32Array => {
-  const out = new Float32Array(rows.length * rowSize)
-  rows.forEach((r, i) => out.set(data.subarray(r * rowSize, (r + 1) * rowSize), i * rowSize))
-  return out
-}
 
 /**
  * Indices of the `k` largest finite values of `row`, largest first; on ties the lower index
@@ -133,7 +129,9 @@ export const decodeBeam = Effect.fnUntraced(function*(
   const finished: Array<Hypothesis> = []
 
   for (let step = 0;; step++) {
+    const t0 = performance.now()
     const out = yield* session.run(feeds, step === 0 ? firstOutputs : nextOutputs)
+    StageClock.add(step === 0 ? "decoder first step (onnx)" : "decoder steps (onnx)", performance.now() - t0)
     const seq = step === 0 ? P : 1
     past += seq
     const logits = out["logits"]!.data as Float32Array

@@ -59,7 +59,8 @@ interface Live {
   done: boolean
 }
 
-const takeRows = (data: Float32Array, rowSize: number, rows: ReadonlyArray<number>): Float32Array => {
+/** Rows `rows` of a row-major buffer, in that order (batch compaction, beam reordering). */
+export const takeRows = (data: Float32Array, rowSize: number, rows: ReadonlyArray<number>): Float32Array => {
   const out = new Float32Array(rows.length * rowSize)
   rows.forEach((r, i) => out.set(data.subarray(r * rowSize, (r + 1) * rowSize), i * rowSize))
   return out

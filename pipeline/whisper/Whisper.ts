@@ -2,6 +2,7 @@ import * as zlib from "node:zlib"
 import { Context, Effect, Layer, Schema } from "effect"
 import { type OnnxLoadError, OnnxRuntime, type OnnxRunError, type OnnxSession, Tensor } from "../onnx/OnnxRuntime.ts"
 import { ModelRegistry, type ModelResolveError } from "../models/ModelRegistry.ts"
+import { decodeBeam } from "./BeamSearch.ts"
 import { type DecodeRequest, type DecodeResult, decodeBatch, languageLogits } from "./Decoder.ts"
 import { makeLogMelExtractor, N_FRAMES, SAMPLE_RATE } from "./LogMel.ts"
 import { StageClock } from "../StageClock.ts"
@@ -45,6 +46,12 @@ export interface TranscribeOptions {
   readonly encoderBatchSize?: number
   /** Seed of the sampler used by temperature fallback. */
   readonly seed?: number
+  /**
+   * Beam width of the temperature-0 pass (default from the layer, 1 = greedy). With more than
+   * one, each window is decoded alone with that many hypotheses (OpenAI / faster-whisper beam
+   * search, patience 1, length-normalised ranking); fallback passes at higher temperatures sample.
+   */
+  readonly beamSize?: number
 }
 
 export interface Word {
@@ -98,6 +105,7 @@ export interface WhisperOptions {
   readonly defaultModel?: string
   readonly batchSize?: number
   readonly encoderBatchSize?: number
+  readonly beamSize?: number
 }
 
 const TEMPERATURES = [0, 0.2, 0.4, 0.6, 0.8, 1.0]
@@ -170,6 +178,7 @@ export class Whisper extends Context.Service<Whisper, {
         const defaultModel = options.defaultModel ?? "whisper-base"
         const defaultBatch = options.batchSize ?? 4
         const defaultEncoderBatch = options.encoderBatchSize ?? 1
+        const defaultBeam = options.beamSize ?? 1
 
         // Both Whisper sessions run without onnxruntime's CPU arena: it keeps its high-water mark
         // forever (encoder attention maps, the batch's cross-attention cache at the first decoder
@@ -272,6 +281,7 @@ export class Whisper extends Context.Service<Whisper, {
           const encoder = yield* onnx.session(opts.encoder === "q8" ? info.encoderPath.q8 : info.encoderPath.fp32, { memArena: false })
           const decoder = yield* onnx.session(info.decoderPath, { memArena: false })
           const batchSize = Math.max(1, opts.batchSize ?? defaultBatch)
+          const beamSize = Math.max(1, Math.floor(opts.beamSize ?? defaultBeam))
           const mel = makeLogMelExtractor(info.nMels)
           const melSize = info.nMels * N_FRAMES
           const hiddenSize = ENC_FRAMES * info.dims.dModel
@@ -325,7 +335,10 @@ export class Whisper extends Context.Service<Whisper, {
                 random,
                 collectAlignment: opts.wordTimestamps
               }))
-              const results = yield* decodeBatch(decoder, info.dims, info.rules, info.tokenizer.special.noSpeech, info.maxLength, requests)
+              const results = temperature === 0 && beamSize > 1
+                ? yield* Effect.forEach(requests, (request) =>
+                  decodeBeam(decoder, info.dims, info.rules, info.tokenizer.special.noSpeech, info.maxLength, request, { beamSize }))
+                : yield* decodeBatch(decoder, info.dims, info.rules, info.tokenizer.special.noSpeech, info.maxLength, requests)
               const next: Array<number> = []
               results.forEach((result, k) => {
                 const i = pending[k]!

@@ -97,6 +97,8 @@ export interface PipelineOptions {
   readonly model: string
   readonly encoder: "fp32" | "q8"
   readonly threads: number
+  /** Beam width of Whisper's first pass (1 = greedy); optional for callers that predate it. */
+  readonly beamSize?: number
   /** How long an unused ONNX session stays loaded. */
   readonly idleUnloadMs: number
   /** Report model downloads on stderr. */

@@ -154,6 +154,24 @@ layer(testLayer("whisper-base"), { timeout: 120_000, excludeTestServices: true }
       checkWer("whisper-base", result)
     }))
 
+  it.effect("beamSize 5 decodes the first pass by beam search: a01's 'quarterly budget', timed segments, words", () =>
+    Effect.gen(function*() {
+      const whisper = yield* Whisper
+      const clip = load("a01_slt_budget.wav")
+      const greedy = yield* whisper.transcribe([clip], { language: "en", wordTimestamps: false })
+      const beam = yield* whisper.transcribe([clip], { language: "en", wordTimestamps: true, beamSize: 5 })
+      // Greedy q8 hears "core Shirley budget" on this clip; the beam finds the reference words.
+      expect(textOf(greedy, 0)).not.toContain("quarterly")
+      expect(textOf(beam, 0)).toContain("quarterly budget")
+      const e = wordErrors(manifest["a01_slt_budget.wav"]!.text, textOf(beam, 0))
+      expect(e.errors).toBeLessThanOrEqual(1)
+      for (const segment of beam.windows[0]!.segments) {
+        expect(segment.end).toBeGreaterThanOrEqual(segment.start)
+        expect(segment.temperature).toBe(0)
+        expect(segment.words!.length).toBeGreaterThan(0)
+      }
+    }))
+
   it.effect("uses an explicit language code as the prompt language", () =>
     Effect.gen(function*() {
       const whisper = yield* Whisper
