@@ -20,7 +20,7 @@
  * at saturation, which is mostly queueing). Responsiveness: an open loop at a fixed `--rate` (default
  * 20 requests/s per target, far below saturation), latency request to end of body: what one client
  * polling a job sees. Targets: `GET /v1/jobs/{id}`, `GET /v1/jobs`, `GET /v1/me` with the key, and
- * the bare server's copy of each. Beside each closed loop, the server's CPU time per request
+ * the bare server's copy of each (after a 2 s warm-up per route, not counted). Beside each closed loop, the server's CPU time per request
  * (/proc: the whole process, and its main thread alone), which other load on the machine
  * hardly moves (while a file transcribes the process figure includes the pipeline's CPU). Idle: each target for `--seconds` (default 5). Busy: a
  * ~`--minutes` (default 10) recording (the shared speech clips back to back) is submitted, and while
@@ -305,6 +305,9 @@ const freshResults = () =>
     Route,
     { server: Sample; bare: Sample; paced: Sample }
   >
+
+// Warm-up, not counted: the first closed loop otherwise pays for the JIT and first-use caches.
+for (const name of targets) await load(base + routes[name], 2_000, emptySample())
 
 const idleResults = freshResults()
 for (const name of targets) {
