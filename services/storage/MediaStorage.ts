@@ -43,6 +43,9 @@ export interface OwnerFolder {
 const safeKey = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,400}$/
 const temporaryName = /\.[0-9a-f]{8}\.partial$/
 
+/** Bytes a write may hold in memory while the disk catches up (the body is not read meanwhile). */
+const writeBufferBytes = 1024 * 1024
+
 export class MediaStorage extends Context.Service<MediaStorage, {
   /**
    * Streams `body` into `key`, never holding it whole in memory, replacing what was there.
@@ -101,7 +104,10 @@ export class MediaStorage extends Context.Service<MediaStorage, {
                 Effect.sync(() => {
                   // Created at once (not on the stream's deferred open): a sweep never sees the folder empty.
                   fs.mkdirSync(path.dirname(file), { recursive: true })
-                  const stream = fs.createWriteStream(temporary, { fd: fs.openSync(temporary, "w") })
+                  const stream = fs.createWriteStream(temporary, {
+                    fd: fs.openSync(temporary, "w"),
+                    highWaterMark: writeBufferBytes
+                  })
                   stream.on("error", (error) => (failure = error))
                   return stream
                 }),
@@ -111,12 +117,18 @@ export class MediaStorage extends Context.Service<MediaStorage, {
                   })
               )
               let bytes = 0
-              yield* Stream.runForEach(body, (chunk) => {
-                bytes += chunk.byteLength
+              // A batch at a time: its chunks go out as one writev once the file is free, and
+              // the body is read on only while less than `writeBufferBytes` waits for the disk.
+              yield* Stream.runForEachArray(body, (chunks) => {
+                for (const chunk of chunks) bytes += chunk.byteLength
                 if (bytes > maxBytes) return Effect.fail(new ObjectTooLarge({ limit: maxBytes }))
                 if (failure !== undefined) return Effect.die(failure)
+                let ready = true
+                out.cork()
+                for (const chunk of chunks) ready = out.write(chunk)
+                out.uncork()
+                if (ready) return Effect.void
                 return Effect.callback<void>((resume) => {
-                  if (out.write(chunk)) return resume(Effect.void)
                   // Whichever comes first; both listeners go, so a long upload does not pile them up.
                   const settle = () => {
                     out.off("drain", settle)
