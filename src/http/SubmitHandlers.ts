@@ -16,6 +16,7 @@ import { maxFileBytes, SubmitOptions } from "../contract/api/JobsApi.ts"
 import { CurrentCaller } from "../contract/api/Security.ts"
 import { JobId } from "../contract/domain/Ids.ts"
 import { admittedResponse } from "./Admitted.ts"
+import { fileContent } from "./BodyStream.ts"
 import { forEachPart } from "./MultipartParts.ts"
 import { linkJob, uploadJob } from "./NewJobs.ts"
 import { validationFailed } from "./ErrorResponses.ts"
@@ -79,7 +80,7 @@ export const SubmitHandlers = HttpApiBuilder.group(
             const extension = yield* intake.accept(part.name, part.contentType)
             const key = mediaKeys.original(jobId, extension)
             stored = key
-            const { bytes } = yield* storage.write(key, part.content, maxFileBytes).pipe(
+            const { bytes } = yield* storage.write(key, fileContent(part), maxFileBytes).pipe(
               Effect.catchTag("ObjectTooLarge", () => Effect.fail(fileTooLarge()))
             )
             yield* intake.sniff(key)

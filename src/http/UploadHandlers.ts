@@ -3,7 +3,7 @@
  * service; the bytes are streamed there (PUT); `commit` echoes the ticket and queues the
  * job. A commit refused with 429 can be retried with the same upload.
  */
-import { Clock, Effect, Option, Stream } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { AppConfig } from "../../services/AppConfig.ts"
@@ -28,6 +28,7 @@ import { JobId } from "../contract/domain/Ids.ts"
 import { Admission, idempotencyFor } from "../../services/intake/Admission.ts"
 import { fileTooLarge, MediaIntake, mediaKeys } from "../../services/intake/MediaIntake.ts"
 import { admittedResponse } from "./Admitted.ts"
+import { requestBody } from "./BodyStream.ts"
 
 /** Seconds an `upload_url` stays valid. */
 export const uploadUrlLifetimeSeconds = 3600
@@ -232,7 +233,7 @@ export const UploadTransferHandlers = HttpApiBuilder.group(
             expected_bytes: ticket.size_bytes,
             received_bytes: received
           })
-        const body = request.stream.pipe(Stream.mapError(() => mismatch(null)))
+        const body = requestBody(request, () => mismatch(null))
         // Stored only whole and only once: a PUT racing a finished one finds its object (409).
         const { bytes } = yield* storage.writeOnce(ticket.object_key, body, ticket.size_bytes).pipe(
           Effect.catchTags({
