@@ -3,8 +3,10 @@
  * process on a fresh embedded data dir) takes one large recording as a multipart submit and as
  * a direct upload (init → PUT → commit); a bare `node:http` server that only streams the request
  * body to a file is the ceiling, measured in the same run. Prints MB/s, the ratio to the bare sink
- * (target ≥ 70 %) and the server's RSS growth over its idle figure while the bytes flow (target
- * < 150 MB). Each job is deleted as soon as it is accepted, so no transcription competes.
+ * (target ≥ 70 %), the server's RSS growth over its idle figure while the bytes flow (target
+ * < 150 MB; idle is taken after one small upload, so the media probe's one-time WASM compile is
+ * not counted as growth) and the server's CPU seconds per GB (steadier than MB/s when other
+ * work shares the cores). Each job is deleted as soon as it is accepted, so no transcription competes.
  *
  *   npx node bench/upload.ts              # 5 GB (the service's limit)
  *   npx node bench/upload.ts --gb 1       # a quicker run
@@ -59,15 +61,22 @@ const recording = (bytes: number): Readable => {
   })
 }
 
+/** User + system CPU seconds `pid` has used so far (clock ticks of 1/100 s, as on Linux). */
+const cpuOf = (pid: number) => {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
+
 const rssOf = (pid: number) => {
   const status = fs.readFileSync(`/proc/${pid}/status`, "utf8")
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024
 }
 
-/** Sends `body` and returns seconds and the answer; samples `pid`'s RSS meanwhile. */
+/** Sends `body` and returns seconds and the answer; samples `pid`'s RSS and counts its CPU seconds meanwhile. */
 const send = (url: string, method: string, headers: Record<string, string>, body: Readable, pid?: number) =>
-  new Promise<{ seconds: number; status: number; text: string; peakRss: number }>((resolve, reject) => {
+  new Promise<{ seconds: number; status: number; text: string; peakRss: number; cpuSeconds: number }>((resolve, reject) => {
     const started = performance.now()
+    const cpuBefore = pid === undefined ? 0 : cpuOf(pid)
     let peakRss = 0
     const sampler = pid === undefined ? undefined : setInterval(() => {
       peakRss = Math.max(peakRss, rssOf(pid))
@@ -77,7 +86,13 @@ const send = (url: string, method: string, headers: Record<string, string>, body
       response.on("data", (c) => (text += c))
       response.on("end", () => {
         if (sampler) clearInterval(sampler)
-        resolve({ seconds: (performance.now() - started) / 1000, status: response.statusCode ?? 0, text, peakRss })
+        resolve({
+          seconds: (performance.now() - started) / 1000,
+          status: response.statusCode ?? 0,
+          text,
+          peakRss,
+          cpuSeconds: pid === undefined ? 0 : cpuOf(pid) - cpuBefore
+        })
       })
     })
     request.on("error", reject)
@@ -101,18 +116,18 @@ const bareSink = async () => {
   return result.seconds
 }
 
-/** A multipart body around the recording, with its exact length (the server refuses > 5 GB up front). */
-const multipart = (boundary: string) => {
+/** A multipart body around a recording of `bytes`, with its exact length (the server refuses > 5 GB up front). */
+const multipart = (boundary: string, bytes: number) => {
   const head = Buffer.from(
     `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="long.wav"\r\nContent-Type: audio/wav\r\n\r\n`
   )
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`)
   const body = Readable.from((async function*() {
     yield head
-    for await (const chunk of recording(totalBytes)) yield chunk as Buffer
+    for await (const chunk of recording(bytes)) yield chunk as Buffer
     yield tail
   })())
-  return { body, length: head.length + totalBytes + tail.length }
+  return { body, length: head.length + bytes + tail.length }
 }
 
 const main = async () => {
@@ -124,23 +139,51 @@ const main = async () => {
   const server = await startServerProcess(env)
   try {
     await new Promise((resolve) => setTimeout(resolve, 2_000))
-    const idleRss = rssOf(server.child.pid!)
     const auth = { "X-API-Key": key }
     const remove = async (answer: string) => {
       const id = (JSON.parse(answer) as { job_id?: string }).job_id
       if (id !== undefined) await fetch(`${server.url}/v1/jobs/${id}`, { method: "DELETE", headers: auth })
     }
+    const submit = (bytes: number) => {
+      const boundary = "verbatimbench" + Date.now()
+      const form = multipart(boundary, bytes)
+      return send(`${server.url}/v1/transcribe`, "POST", {
+        ...auth,
+        "Content-Type": `multipart/form-data; boundary=${boundary}`,
+        "Content-Length": String(form.length)
+      }, form.body, server.child.pid!)
+    }
+
+    /** Waits until the server has used under 5 % of a core for a second (a deleted job's task may still be winding down). */
+    const settle = async () => {
+      for (let waited = 0; waited < 60; waited++) {
+        const before = cpuOf(server.child.pid!)
+        await new Promise((resolve) => setTimeout(resolve, 1_000))
+        if (cpuOf(server.child.pid!) - before < 0.05) return
+      }
+    }
+
+    // One small job first, run to its end: what any server holds once it has taken an upload and
+    // run a job (the media probe's compiled WASM module, the pipeline worker) is not growth while
+    // bytes flow. After each large submit the server settles, so no transcription competes.
+    const coldRss = rssOf(server.child.pid!)
+    const warmUp = await submit(2_000_000)
+    if (warmUp.status !== 202) throw new Error(`warm-up submit answered ${warmUp.status}: ${warmUp.text}`)
+    const warmUpJob = (JSON.parse(warmUp.text) as { job_id: string }).job_id
+    for (let polls = 0; polls < 120; polls++) {
+      const job = await (await fetch(`${server.url}/v1/jobs/${warmUpJob}`, { headers: auth })).json() as { status: string }
+      if (job.status === "done" || job.status === "failed") break
+      await new Promise((resolve) => setTimeout(resolve, 500))
+    }
+    await remove(warmUp.text)
+    await settle()
+    const idleRss = rssOf(server.child.pid!)
 
     const bareSeconds = await bareSink()
 
-    const boundary = "verbatimbench" + Date.now()
-    const form = multipart(boundary)
-    const viaMultipart = await send(`${server.url}/v1/transcribe`, "POST", {
-      ...auth,
-      "Content-Type": `multipart/form-data; boundary=${boundary}`,
-      "Content-Length": String(form.length)
-    }, form.body, server.child.pid!)
+    const viaMultipart = await submit(totalBytes)
     await remove(viaMultipart.text)
+    await settle()
     if (viaMultipart.status !== 202) throw new Error(`multipart submit answered ${viaMultipart.status}: ${viaMultipart.text}`)
 
     const ticket = await (await fetch(`${server.url}/v1/uploads/init`, {
@@ -161,13 +204,18 @@ const main = async () => {
     await remove(await commit.text())
 
     const mb = totalBytes / 1e6
-    const line = (name: string, seconds: number, peak?: number) =>
+    const line = (name: string, seconds: number, server?: { peakRss: number; cpuSeconds: number }) =>
       `${name.padEnd(22)} ${(mb / seconds).toFixed(0).padStart(6)} MB/s  ${seconds.toFixed(1).padStart(7)} s` +
-      (peak === undefined ? "" : `  ratio ${(bareSeconds / seconds).toFixed(2)}  RSS +${((peak - idleRss) / 1e6).toFixed(0)} MB`)
-    console.log(`upload of ${(totalBytes / 1e9).toFixed(2)} GB; server idle RSS ${(idleRss / 1e6).toFixed(0)} MB`)
+      (server === undefined ? "" : `  ratio ${(bareSeconds / seconds).toFixed(2)}  RSS +${
+        ((server.peakRss - idleRss) / 1e6).toFixed(0)
+      } MB  server CPU ${(server.cpuSeconds / (totalBytes / 1e9)).toFixed(2)} s/GB`)
+    console.log(
+      `upload of ${(totalBytes / 1e9).toFixed(2)} GB; server idle RSS ${(idleRss / 1e6).toFixed(0)} MB ` +
+        `(${(coldRss / 1e6).toFixed(0)} MB before its first upload)`
+    )
     console.log(line("bare node:http sink", bareSeconds))
-    console.log(line("multipart submit", viaMultipart.seconds, viaMultipart.peakRss))
-    console.log(line("direct upload PUT", viaPut.seconds, viaPut.peakRss))
+    console.log(line("multipart submit", viaMultipart.seconds, viaMultipart))
+    console.log(line("direct upload PUT", viaPut.seconds, viaPut))
     console.log(`commit answered ${commit.status}`)
   } finally {
     await server.stop()
