@@ -50,6 +50,8 @@ export const fromReadable = <E>(
         notify()
       })
       readable.on("data", onData)
+      // A listener alone does not start a source someone paused explicitly.
+      readable.resume()
 
       const pull: Effect.Effect<Arr.NonEmptyReadonlyArray<Uint8Array>, E | Cause.Done> = Effect.suspend(() => {
         if (queue.length > 0) {

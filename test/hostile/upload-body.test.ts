@@ -49,6 +49,16 @@ describe("BodyStream.fromReadable", () => {
       received.forEach((chunk, i) => assert.strictEqual(chunk, chunks[i]))
     }))
 
+  it.live("reads a source that was paused before the stream started", () =>
+    Effect.gen(function*() {
+      const { readable, chunks } = source(8, 16 * kib)
+      readable.pause()
+      const received = yield* Stream.runCollect(fromReadable(readable, String, { destroyOnDone: false })).pipe(
+        Effect.timeout("5 seconds")
+      )
+      assert.strictEqual(received.length, chunks.length)
+    }))
+
   it.live("pauses the source while maxBufferedBytes wait, and resumes it when they are taken", () =>
     Effect.scoped(Effect.gen(function*() {
       const { readable, produced } = source(1000, 64 * kib)
