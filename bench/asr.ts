@@ -20,7 +20,7 @@
  * 16 kHz WAV and encoded to mp3 (64 kb/s) with the service's own WASM ffmpeg.
  *
  * Engines (2 threads each, greedy unless named):
- *   ours             `verbatim transcribe FILE --format json` (the service's CLI, its defaults)
+ *   ours             `verbatim transcribe FILE --format json` (bin/verbatim.mjs, the CLI a user runs, its defaults)
  *   ours-beam5       the same with VERBATIM_BEAM_SIZE=5
  *   fw-batched       faster-whisper int8, BatchedInferencePipeline, batch 8, beam 1 (its VAD on)
  *   fw-sequential    faster-whisper int8, transcribe(beam_size=1, vad_filter=True)
@@ -140,7 +140,7 @@ const runEngine = (engine: string, model: string, rec: Recording): Outcome => {
   if (engine === "ours" || engine === "ours-beam5") {
     const env: Record<string, string> = { VERBATIM_MODEL: model, VERBATIM_THREADS: String(THREADS), VERBATIM_LOG_LEVEL: "warn" }
     if (engine === "ours-beam5") env["VERBATIM_BEAM_SIZE"] = "5"
-    return measured([node, ...nodeFlags, "src/main.ts", "transcribe", rec.mp3, "--format", "json", "--out", out], env, out,
+    return measured([node, ...nodeFlags, "bin/verbatim.mjs", "transcribe", rec.mp3, "--format", "json", "--out", out], env, out,
       (file) => (JSON.parse(fs.readFileSync(file, "utf8")) as { text: string }).text)
   }
   if (engine === "transformers.js") {

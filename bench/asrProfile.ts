@@ -4,9 +4,9 @@
  *
  *   node bench/asrProfile.ts MODEL FILE
  *
- * Stages are wall time summed over calls in the thread that runs the pipeline; decoding runs in
- * its own WASM worker, and VAD and two recognition batches overlap, so the sums are not a
- * partition of the wall time: read them as where CPU is spent and what is on the critical path.
+ * Stages are wall time summed over calls in the thread that runs the pipeline (onnxruntime-node
+ * runs sessions on the calling thread, so VAD and Whisper alternate); decoding runs in its own
+ * WASM worker. Nested stages (indented) are part of "recognition".
  */
 import { Effect } from "effect"
 import * as fs from "node:fs"
@@ -34,8 +34,7 @@ const result = await Effect.runPromise(Effect.provide(program, localPipeline({
 })))
 const wall = performance.now() - started
 const stages = StageClock.snapshot()
-// Stages inside "recognition" are nested in it; VAD and recognition batches overlap (two batches
-// in flight, VAD running ahead), so the stage sums may exceed the wall time.
+// Stages inside "recognition" are nested in it.
 const inner = new Set(["decoder first step (onnx)", "decoder steps (onnx)", "decoder glue (logit rules, caches)", "encoder", "log-mel", "word alignment (DTW)"])
 const cpu = process.cpuUsage()
 console.log(`profile ${model}: ${result.durationSeconds} s of audio, wall ${(wall / 1000).toFixed(1)} s in-process, CPU ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s`)

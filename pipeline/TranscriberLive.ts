@@ -5,7 +5,7 @@
  * on silence, music and noise; its own no-speech gate is the second. Window-local times
  * are mapped back to the source, then long passages are cut into cues of at most ~30 s.
  */
-import { Effect, Fiber, Layer, Stream } from "effect"
+import { Effect, Layer, Stream } from "effect"
 import { StageClock } from "./StageClock.ts"
 import { segmentPhrases } from "./SegmentPhrases.ts"
 import type { Segment, Transcript } from "../src/contract/domain/Transcript.ts"
@@ -75,8 +75,8 @@ export const TranscriberLive = (options: TranscriberOptions) =>
         const segments: Array<Segment> = []
         let summary: VadSummary | undefined
 
-        /** Whisper over one batch of windows; nothing shared is touched until `apply`. */
         const recognise = Effect.fnUntraced(function*(windows: ReadonlyArray<PackedWindow>) {
+          if (windows.length === 0) return
           const started = performance.now()
           const result = yield* whisper.transcribe(windows.map((w) => ({ samples: w.samples })), {
             model: options.model,
@@ -87,11 +87,6 @@ export const TranscriberLive = (options: TranscriberOptions) =>
             ...(options.beamSize === undefined ? {} : { beamSize: options.beamSize })
           }).pipe(Effect.mapError((error) => new TranscriptionFailed({ reason: `speech recognition failed: ${error._tag}` })))
           StageClock.add("recognition (whisper, all)", performance.now() - started)
-          return { windows, result }
-        })
-
-        /** A finished batch's segments in source time, in file order (batches are applied in order). */
-        const apply = Effect.fnUntraced(function*({ windows, result }: Effect.Success<ReturnType<typeof recognise>>) {
           // The first batch fixes the language for the rest of the file.
           language = result.language
           detected = result.language
@@ -121,48 +116,26 @@ export const TranscriberLive = (options: TranscriberOptions) =>
           }
         })
 
-        // Two batches in flight once the language is known: the encoder of the next batch (large
-        // matrices, both cores busy) runs while the current one decodes token by token (small
-        // matrices and JS between steps, which leave a core idle). Batches are applied in order;
-        // the child fiber is interrupted with this one.
-        let inFlight: Fiber.Fiber<Effect.Success<ReturnType<typeof recognise>>, TranscriptionFailed> | undefined
-        const settle = Effect.gen(function*() {
-          if (inFlight === undefined) return
-          const fiber = inFlight
-          inFlight = undefined
-          yield* apply(yield* Fiber.join(fiber))
-        })
-        const submit = Effect.fnUntraced(function*(windows: ReadonlyArray<PackedWindow>) {
-          if (windows.length === 0) return
-          if (detected === null && inFlight === undefined) return yield* apply(yield* recognise(windows))
-          const next = yield* Effect.forkChild(recognise(windows))
-          yield* settle
-          inFlight = next
-        })
-
+        // Batches run one after another. Running two at once in this thread (the next batch's
+        // encoder during the current one's decoding) was tried and gave nothing: onnxruntime-node
+        // runs a session synchronously on the calling thread (inside a setImmediate), so runs of
+        // one thread never overlap; only intra-op threads do (bench/README.md, issue 14).
         let pending: Array<PackedWindow> = []
-        // The buffer lets decoding and voice activity run ahead while Whisper works on the
-        // previous batch (they wait on onnxruntime and the WASM decoder, not on this fiber), so
-        // the one-thread VAD fills the gaps between Whisper's steps instead of adding to the wall.
         yield* packStream(vad.events(samples)).pipe(
-          Stream.buffer({ capacity: 2 * batchSize }),
           Stream.runForEach((event) => {
             if (event._tag === "Done") {
               summary = event.summary
               const last = pending
               pending = []
-              return submit(last)
+              return recognise(last)
             }
             pending.push(event.window)
-            // Until the language is known the first window goes alone: Whisper detects the
-            // language on it, and every later batch can then overlap with the one before.
-            if (pending.length < (detected === null && inFlight === undefined ? 1 : batchSize)) return Effect.void
+            if (pending.length < batchSize) return Effect.void
             const batch = pending
             pending = []
-            return submit(batch)
+            return recognise(batch)
           })
         )
-        yield* settle
 
         const vadSummary = summary ?? { duration: 0, speechRatio: 0, speechDetected: false, regions: [] }
         const phrases = segmentPhrases(segments)
