@@ -43,8 +43,11 @@ export class InsightsStore extends Context.Service<InsightsStore, {
    * is gone or deleted meanwhile (nothing is stored for it).
    */
   put(jobId: JobId, hash: string, outcome: InsightsOutcome, generationMs: number): Effect.Effect<boolean>
-  /** Forgets the job's insights (transcript corrected, job deleted). */
-  remove(jobId: JobId): Effect.Effect<void>
+  /**
+   * Forgets the job's insights (transcript corrected, job deleted); with `keepHash`, only when
+   * they were made from another transcript than that one.
+   */
+  remove(jobId: JobId, keepHash?: string): Effect.Effect<void>
 }>()("verbatim/insights/InsightsStore") {
   static readonly layer = Layer.effect(
     InsightsStore,
@@ -77,8 +80,10 @@ export class InsightsStore extends Context.Service<InsightsStore, {
         return rows.length > 0
       })
 
-      const remove = Effect.fn("InsightsStore.remove")(function*(jobId: JobId) {
-        yield* sql`DELETE FROM job_insights WHERE job_id = ${jobId}`.pipe(Effect.orDie)
+      const remove = Effect.fn("InsightsStore.remove")(function*(jobId: JobId, keepHash?: string) {
+        yield* (keepHash === undefined
+          ? sql`DELETE FROM job_insights WHERE job_id = ${jobId}`
+          : sql`DELETE FROM job_insights WHERE job_id = ${jobId} AND transcript_hash <> ${keepHash}`).pipe(Effect.orDie)
       })
 
       return InsightsStore.of({ get, put, remove })
