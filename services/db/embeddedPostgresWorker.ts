@@ -1,20 +1,31 @@
 /**
- * The embedded database's own thread (EmbeddedPostgres.ts): PGlite (with pgvector) on the data
+ * The embedded database's own process (EmbeddedPostgres.ts): PGlite (with pgvector) on the data
  * directory and the pglite-socket server in front of it, so PGlite's WASM and the protocol work
  * of every query run here and not on the HTTP event loop. The parent only talks Postgres
  * protocol to the unix socket, as it would to a real server.
  *
- * Messages: in `workerData` { dataDir, socketPath }; to the parent `{ _tag: "Ready" }` or
- * `{ _tag: "Failed", message }`; from the parent `{ _tag: "Stop" }`, answered by stopping the
- * socket server, closing the database (PGlite flushes its files) and `{ _tag: "Stopped" }`.
+ * It runs as a child process on Node (forked with an IPC channel) and as a worker thread under
+ * Deno. Not a thread on Node: V8 shares compiled WebAssembly between the isolates of a process,
+ * and a second isolate running PGlite (or Node's own WASM type stripper) beside the first
+ * crashed the process with SIGSEGV in V8's wasm code cache, seen once in CI.
  *
- * Plain promises, not Effect: this file is the thread's whole program, a bridge to two
+ * As a process it keeps its pid in `database.pid` beside the socket from before it opens the
+ * directory until it has closed it, so a new owner never opens the files while a database
+ * process of a killed owner is still flushing them.
+ *
+ * Messages: from the parent `{ _tag: "Stop" }` (or the IPC channel closing: the parent died),
+ * answered by stopping the socket server, closing the database (PGlite flushes its files),
+ * `{ _tag: "Stopped" }` and exit; to the parent `{ _tag: "Ready" }` or `{ _tag: "Failed", message }`.
+ * Its settings come in `workerData` (thread) or as JSON in the first argument (process).
+ *
+ * Plain promises, not Effect: this file is the program's whole body, a bridge to two
  * promise-based libraries, with the parent's layer owning its lifetime.
  */
 import { PGlite } from "@electric-sql/pglite"
 import { vector } from "@electric-sql/pglite-pgvector"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import * as fs from "node:fs"
+import * as path from "node:path"
 import { parentPort, workerData } from "node:worker_threads"
 
 export interface EmbeddedPostgresWorkerData {
@@ -29,37 +40,75 @@ export type FromEmbeddedPostgres =
 
 export type ToEmbeddedPostgres = { readonly _tag: "Stop" }
 
-const port = parentPort!
-const { dataDir, socketPath } = workerData as EmbeddedPostgresWorkerData
-const send = (message: FromEmbeddedPostgres) => port.postMessage(message)
+interface Channel {
+  readonly send: (message: FromEmbeddedPostgres) => void
+  readonly onStop: (stop: () => void) => void
+  readonly close: () => void
+}
+
+const channel: Channel = parentPort !== null
+  ? {
+    send: (message) => parentPort!.postMessage(message),
+    onStop: (stop) =>
+      parentPort!.on("message", (message: ToEmbeddedPostgres) => {
+        if (message._tag === "Stop") stop()
+      }),
+    close: () => parentPort!.close()
+  }
+  : {
+    send: (message) => {
+      if (process.connected) process.send!(message)
+    },
+    onStop: (stop) => {
+      process.on("message", (message: ToEmbeddedPostgres) => {
+        if (message._tag === "Stop") stop()
+      })
+      // The parent died (even by SIGKILL): the channel closes and the database goes with it.
+      process.on("disconnect", stop)
+      // Ctrl-C reaches the whole process group; the parent decides when the database stops.
+      process.on("SIGINT", () => undefined)
+      process.on("SIGTERM", stop)
+    },
+    close: () => process.exit(0)
+  }
+
+const { dataDir, socketPath } = (parentPort !== null
+  ? workerData
+  : JSON.parse(process.argv[2] ?? "{}")) as EmbeddedPostgresWorkerData
 
 let db: PGlite | undefined
 let server: PGLiteSocketServer | undefined
+let stopping: Promise<void> | undefined
 
-const stop = async () => {
-  await server?.stop().catch(() => undefined)
-  fs.rmSync(socketPath, { force: true })
-  await db?.close().catch(() => undefined)
-}
+// While this file names a live process, the data directory is open: the next owner waits for it.
+const pidFile = path.join(path.dirname(socketPath), "database.pid")
 
-port.on("message", (message: ToEmbeddedPostgres) => {
-  if (message._tag !== "Stop") return
+const stop = () =>
+  stopping ??= (async () => {
+    await server?.stop().catch(() => undefined)
+    fs.rmSync(socketPath, { force: true })
+    await db?.close().catch(() => undefined)
+    if (parentPort === null) fs.rmSync(pidFile, { force: true })
+  })()
+
+channel.onStop(() => {
   void stop().finally(() => {
-    send({ _tag: "Stopped" })
-    port.close()
+    channel.send({ _tag: "Stopped" })
+    channel.close()
   })
 })
 
 try {
+  if (parentPort === null) fs.writeFileSync(pidFile, String(process.pid))
   db = await PGlite.create({ dataDir, extensions: { vector } })
   // The parent's pool of one, a visiting admin CLI, and headroom for the liveness probe of the
   // next visitor, which the server only forgets a tick after it closed. Queries are still run
   // one at a time by the server's queue.
   server = new PGLiteSocketServer({ db, path: socketPath, maxConnections: 4 })
   await server.start()
-  send({ _tag: "Ready" })
+  channel.send({ _tag: "Ready" })
 } catch (cause) {
   await stop()
-  send({ _tag: "Failed", message: cause instanceof Error ? cause.message : String(cause) })
-  port.close()
+  channel.send({ _tag: "Failed", message: cause instanceof Error ? cause.message : String(cause) })
+  channel.close()
 }

@@ -1,8 +1,9 @@
 /**
  * The embedded database (services/db/EmbeddedPostgres.ts): PGlite and its socket server in a
- * thread of their own. A long query leaves the main event loop free; data survives a close
- * and reopen; the socket goes with the layer; a second opener becomes a client; a data
- * directory PGlite cannot open is an EmbeddedPostgresError, not a hang or a crash.
+ * process of their own. A long query leaves the main event loop free; data survives a close
+ * and reopen; the socket goes with the layer; a second opener becomes a client; the database
+ * process of a killed owner closes and the next opener owns the directory; a data directory
+ * PGlite cannot open is an EmbeddedPostgresError, not a hang or a crash.
  */
 import { PgClient } from "@effect/sql-pg"
 import { assert, it } from "@effect/vitest"
@@ -11,8 +12,10 @@ import { SqlClient } from "effect/sql"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { spawn } from "node:child_process"
 import { afterAll } from "vitest"
 import { EmbeddedPostgres, socketPathFor } from "../../services/db/EmbeddedPostgres.ts"
+import { repoRoot } from "../support/process.ts"
 
 const dirs: Array<string> = []
 const tempDir = () => {
@@ -70,6 +73,52 @@ it.effect("keeps its data across a close and reopen, removes its socket, and let
       return yield* sql<{ v: string }>`SELECT v FROM kept`
     }).pipe(Effect.provide(clientOf(dataDir)))
     assert.deepStrictEqual(rows, [{ v: "survives" }])
+  }), { timeout: 120_000 })
+
+it.live("a killed owner's database process closes; the next opener owns the directory, data intact", () =>
+  Effect.gen(function*() {
+    const dataDir = tempDir()
+    const owner = spawn(process.execPath, [path.join(repoRoot, "test/support/embeddedOwner.ts"), dataDir], { cwd: repoRoot })
+    let output = ""
+    yield* Effect.callback<void, Error>((resume) => {
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString()
+        if (output.includes("@@ready")) resume(Effect.void)
+      }
+      owner.stdout.on("data", onData)
+      owner.stderr.on("data", onData)
+      owner.once("exit", (code) => resume(Effect.fail(new Error(`the owner exited (${code}) before it was ready:\n${output}`))))
+    })
+    const socketPath = socketPathFor(dataDir)
+    assert.isTrue(fs.existsSync(socketPath))
+    const databasePid = Number(fs.readFileSync(path.join(path.dirname(socketPath), "database.pid"), "utf8"))
+    assert.notStrictEqual(databasePid, owner.pid)
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0)
+      } catch {
+        return false
+      }
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+      return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z" // not a zombie
+    }
+    yield* Effect.callback<void>((resume) => {
+      owner.once("exit", () => resume(Effect.void))
+      owner.kill("SIGKILL")
+    })
+    // At once, while the orphaned database process is still closing: not a visit to it, and
+    // the files are opened only after it has closed them (and dropped its pid file).
+    assert.isTrue(alive(databasePid))
+    const rows = yield* Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      assert.isTrue((yield* EmbeddedPostgres).owner)
+      assert.notStrictEqual(Number(fs.readFileSync(path.join(path.dirname(socketPath), "database.pid"), "utf8")), databasePid)
+      return yield* sql<{ v: string }>`SELECT v FROM kept`
+    }).pipe(Effect.provide(clientOf(dataDir)))
+    assert.deepStrictEqual(rows, [{ v: "written before the kill" }])
+    // Nothing is left running.
+    for (let i = 0; i < 100 && alive(databasePid); i++) yield* Effect.sleep("100 millis")
+    assert.isFalse(alive(databasePid))
   }), { timeout: 120_000 })
 
 it.effect("fails with EmbeddedPostgresError when PGlite cannot open the directory", () =>
