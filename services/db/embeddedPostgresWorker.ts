@@ -53,7 +53,11 @@ const channel: Channel = parentPort !== null
       parentPort!.on("message", (message: ToEmbeddedPostgres) => {
         if (message._tag === "Stop") stop()
       }),
-    close: () => parentPort!.close()
+    // Deno's parentPort has no close(); its worker scope does.
+    close: () =>
+      typeof parentPort!.close === "function"
+        ? parentPort!.close()
+        : (globalThis as { close?: () => void }).close?.()
   }
   : {
     send: (message) => {
