@@ -12,6 +12,7 @@ import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { wavHeader } from "../pipeline/media/Wav.ts"
 import { readWavPcm16 } from "../test/support/wav.ts"
 
 const arg = (name: string, fallback: string) => {
@@ -30,19 +31,7 @@ const buildRecording = (file: string) => {
   const clips = fs.readdirSync(mediaDir).filter((name) => /^a0[1-7]_.*\.wav$/.test(name)).sort()
     .map((name) => ({ name, pcm: readWavPcm16(path.join(mediaDir, name)).samples }))
   const totalSamples = Math.floor(hours * 3600 * rate)
-  const header = Buffer.alloc(44)
-  header.write("RIFF", 0)
-  header.writeUInt32LE(36 + totalSamples * 2, 4)
-  header.write("WAVEfmt ", 8)
-  header.writeUInt32LE(16, 16)
-  header.writeUInt16LE(1, 20)
-  header.writeUInt16LE(1, 22)
-  header.writeUInt32LE(rate, 24)
-  header.writeUInt32LE(rate * 2, 28)
-  header.writeUInt16LE(2, 32)
-  header.writeUInt16LE(16, 34)
-  header.write("data", 36)
-  header.writeUInt32LE(totalSamples * 2, 40)
+  const header = wavHeader({ sampleRate: rate, channels: 1, dataBytes: totalSamples * 2 })
   const fd = fs.openSync(file, "w")
   fs.writeSync(fd, header)
   const placed: Array<{ name: string; start: number; end: number }> = []

@@ -17,6 +17,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { Readable } from "node:stream"
 import { pipeline } from "node:stream/promises"
+import { WAV_HEADER_BYTES, wavHeader } from "../pipeline/media/Wav.ts"
 import { runCliJson, startServerProcess } from "../test/support/process.ts"
 
 const arg = (name: string, fallback: number) => {
@@ -29,22 +30,9 @@ const work = fs.mkdtempSync(path.join(os.tmpdir(), "verbatim-bench-upload-"))
 
 /** A WAV header (48 kHz stereo 16-bit, so 5 GB is about 7.7 hours, under the 10-hour limit) then zeros. */
 const recording = (bytes: number): Readable => {
-  const header = Buffer.alloc(44)
-  const data = Math.min(0xffffffff - 36, bytes - 44)
-  header.write("RIFF", 0)
-  header.writeUInt32LE(data + 36, 4)
-  header.write("WAVEfmt ", 8)
-  header.writeUInt32LE(16, 16)
-  header.writeUInt16LE(1, 20)
-  header.writeUInt16LE(2, 22)
-  header.writeUInt32LE(48_000, 24)
-  header.writeUInt32LE(48_000 * 4, 28)
-  header.writeUInt16LE(4, 32)
-  header.writeUInt16LE(16, 34)
-  header.write("data", 36)
-  header.writeUInt32LE(data, 40)
+  const header = wavHeader({ sampleRate: 48_000, channels: 2, dataBytes: bytes - WAV_HEADER_BYTES })
   const chunk = Buffer.alloc(1 << 20)
-  let left = bytes - 44
+  let left = bytes - WAV_HEADER_BYTES
   let sentHeader = false
   return new Readable({
     read() {

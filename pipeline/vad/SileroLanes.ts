@@ -17,8 +17,10 @@
  */
 import * as ort from "onnxruntime-node"
 import { StageClock } from "../StageClock.ts"
+import { FRAME } from "./SpeechSegmenter.ts"
 
-export const FRAME = 512
+export { FRAME }
+
 const CONTEXT = 64
 const STATE = 128
 

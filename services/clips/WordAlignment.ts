@@ -13,6 +13,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { MediaDecoder, SAMPLE_RATE } from "../../pipeline/media/MediaDecoder.ts"
+import { pcm16Wav } from "../../pipeline/media/Wav.ts"
 import type { TimedWord } from "../../pipeline/render/CaptionScript.ts"
 import { Transcriber } from "../../pipeline/Transcriber.ts"
 import type { Transcript } from "../../src/contract/domain/Transcript.ts"
@@ -68,25 +69,6 @@ export const alignTimes = (estimated: ReadonlyArray<TimedWord>, recognised: Read
   return { words: out, matched: pairs.length }
 }
 
-/** A 16 kHz mono PCM16 WAV of `samples`. */
-const wavBytes = (samples: Float32Array) => {
-  const out = Buffer.alloc(44 + samples.length * 2)
-  out.write("RIFF", 0, "ascii")
-  out.writeUInt32LE(out.length - 8, 4)
-  out.write("WAVEfmt ", 8, "ascii")
-  out.writeUInt32LE(16, 16)
-  out.writeUInt16LE(1, 20)
-  out.writeUInt16LE(1, 22)
-  out.writeUInt32LE(SAMPLE_RATE, 24)
-  out.writeUInt32LE(SAMPLE_RATE * 2, 28)
-  out.writeUInt16LE(2, 32)
-  out.writeUInt16LE(16, 34)
-  out.write("data", 36, "ascii")
-  out.writeUInt32LE(samples.length * 2, 40)
-  for (let i = 0; i < samples.length; i++) out.writeInt16LE(Math.round(Math.max(-1, Math.min(1, samples[i]!)) * 32767), 44 + i * 2)
-  return out
-}
-
 export class WordAlignment extends Context.Service<WordAlignment, {
   /** The clip's words with times from its start, and where the times came from. */
   clipWords(
@@ -130,7 +112,7 @@ export class WordAlignment extends Context.Service<WordAlignment, {
             Effect.gen(function*() {
               const samples = yield* stretch(sourcePath, from, to)
               const file = path.join(dir, "stretch.wav")
-              fs.writeFileSync(file, wavBytes(samples))
+              fs.writeFileSync(file, pcm16Wav(samples, SAMPLE_RATE))
               const result = yield* transcriber.transcribe(
                 { path: file, language: language ?? "auto", wordTimestamps: true },
                 () => Effect.void

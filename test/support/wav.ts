@@ -1,4 +1,5 @@
 import * as fs from "node:fs"
+import { WAV_HEADER_BYTES, wavHeader } from "../../pipeline/media/Wav.ts"
 
 /**
  * Minimal RIFF/WAVE reader for the 16 kHz mono PCM16 test clips in shared/media:
@@ -36,29 +37,12 @@ export const readWavPcm16 = (file: string): { sampleRate: number; samples: Float
   throw new Error(`${file}: no data chunk`)
 }
 
-/** 16-bit PCM mono WAV bytes. */
+/** 16-bit PCM mono WAV bytes (samples × 32768, the exact inverse of `readWavPcm16`). */
 export const encodeWav = (samples: Float32Array, sampleRate = 16_000): Uint8Array => {
-  const out = new Uint8Array(44 + samples.length * 2)
-  const view = new DataView(out.buffer)
-  const put = (at: number, s: string) => {
-    for (let i = 0; i < 4; i++) out[at + i] = s.charCodeAt(i)
-  }
-  put(0, "RIFF")
-  view.setUint32(4, 36 + samples.length * 2, true)
-  put(8, "WAVE")
-  put(12, "fmt ")
-  view.setUint32(16, 16, true)
-  view.setUint16(20, 1, true)
-  view.setUint16(22, 1, true)
-  view.setUint32(24, sampleRate, true)
-  view.setUint32(28, sampleRate * 2, true)
-  view.setUint16(32, 2, true)
-  view.setUint16(34, 16, true)
-  put(36, "data")
-  view.setUint32(40, samples.length * 2, true)
+  const out = Buffer.alloc(WAV_HEADER_BYTES + samples.length * 2)
+  wavHeader({ sampleRate, channels: 1, dataBytes: samples.length * 2 }).copy(out)
   for (let i = 0; i < samples.length; i++) {
-    const v = Math.max(-32768, Math.min(32767, Math.round(samples[i]! * 32768)))
-    view.setInt16(44 + i * 2, v, true)
+    out.writeInt16LE(Math.max(-32768, Math.min(32767, Math.round(samples[i]! * 32768))), WAV_HEADER_BYTES + i * 2)
   }
   return out
 }
@@ -72,15 +56,11 @@ export const writeWav = (path: string, samples: Float32Array, sampleRate = 16_00
  */
 export const writeRepeatedWav = (path: string, samples: Float32Array, times: number, sampleRate = 16_000): void => {
   const one = encodeWav(samples, sampleRate)
-  const header = one.slice(0, 44)
-  const view = new DataView(header.buffer)
-  const dataBytes = samples.length * 2 * times
-  view.setUint32(4, 36 + dataBytes, true)
-  view.setUint32(40, dataBytes, true)
+  const header = wavHeader({ sampleRate, channels: 1, dataBytes: samples.length * 2 * times })
   const fd = fs.openSync(path, "w")
   try {
     fs.writeSync(fd, header)
-    const body = one.subarray(44)
+    const body = one.subarray(WAV_HEADER_BYTES)
     for (let i = 0; i < times; i++) fs.writeSync(fd, body)
   } finally {
     fs.closeSync(fd)
