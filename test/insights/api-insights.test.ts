@@ -20,6 +20,7 @@ import { Effect, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { MIN_WORDS } from "../../services/insights/Insights.ts"
+import { InsightsInvalidation } from "../../services/insights/InsightsInvalidation.ts"
 import { InsightsStore } from "../../services/insights/InsightsStore.ts"
 import { insightsMinimumWords } from "../../src/contract/api/InsightsApi.ts"
 import { JobId } from "../../src/contract/domain/Ids.ts"
@@ -148,6 +149,24 @@ describe("insights with the real pipeline", () => {
     expect(insights.summary.sentences.length).toBeGreaterThan(0)
   })
 
+  it("a correction's invalidation handled late keeps the insights of the current transcript, drops others", async () => {
+    const id = JobId.make(jobs["a08"]!)
+    const current = Option.getOrThrow(await server.run(InsightsStore.use((store) => store.get(id))))
+    const event = { seq: 0, job_id: id, account_id: null, type: "changed" as const, created_at: new Date() }
+    const handleChanged = Effect.flatMap(InsightsInvalidation, (consumer) => consumer.handle(event))
+    await server.run(handleChanged)
+    const kept = Option.getOrThrow(await server.run(InsightsStore.use((store) => store.get(id))))
+    expect(kept.transcriptHash).toBe(current.transcriptHash)
+    expect(kept.generatedAt).toEqual(current.generatedAt)
+    // A row made from another transcript version goes.
+    expect(await server.run(InsightsStore.use((store) => store.put(id, "an-older-transcript", current.outcome, 1)))).toBe(true)
+    await server.run(handleChanged)
+    expect(Option.isNone(await server.run(InsightsStore.use((store) => store.get(id))))).toBe(true)
+    // Served again from one new generation.
+    await okInsights(await insightsOf(server, key, id))
+    expect(generations(server, id)).toBe(3)
+  })
+
   it("answers 409 NO_SPEECH for silence and for a clip under the word bound", async () => {
     expect(insightsMinimumWords).toBe(MIN_WORDS)
     await waitForJob(server, key, jobs["n01"]!, undefined, { timeoutMs: 120_000, intervalMs: 500 })
@@ -187,9 +206,10 @@ describe("insights with the real pipeline", () => {
     }
     expect(Option.isNone(await server.run(InsightsStore.use((store) => store.get(JobId.make(jobs["a08"]!)))))).toBe(true)
     // Restored, the job's insights are generated again on the next request.
+    const before = generations(server, jobs["a08"]!)
     expect((await request(server, "POST", `/v1/jobs/${jobs["a08"]!}/restore`, key)).status).toBe(200)
     await okInsights(await insightsOf(server, key, jobs["a08"]!))
-    expect(generations(server, jobs["a08"]!)).toBe(3)
+    expect(generations(server, jobs["a08"]!)).toBe(before + 1)
   })
 })
 
