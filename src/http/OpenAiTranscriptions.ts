@@ -13,6 +13,7 @@ import { AppConfig } from "../../services/AppConfig.ts"
 import { Admission } from "../../services/intake/Admission.ts"
 import { fileTooLarge, MediaIntake, mediaKeys } from "../../services/intake/MediaIntake.ts"
 import { uploadJob } from "./NewJobs.ts"
+import { fileContent } from "./BodyStream.ts"
 import { forEachPart } from "./MultipartParts.ts"
 import type { JobRecord } from "../../services/jobs/JobRecord.ts"
 import { JobStore } from "../../services/jobs/JobStore.ts"
@@ -138,7 +139,7 @@ const handler = Effect.gen(function*() {
         const extension = yield* intake.accept(part.name, part.contentType)
         const key = mediaKeys.original(jobId, extension)
         file = { key, name: part.name, contentType: part.contentType, bytes: 0 }
-        const { bytes } = yield* storage.write(key, part.content, maxFileBytes).pipe(
+        const { bytes } = yield* storage.write(key, fileContent(part), maxFileBytes).pipe(
           Effect.catchTag("ObjectTooLarge", () => Effect.fail(fileTooLarge()))
         )
         file = { ...file, bytes }
