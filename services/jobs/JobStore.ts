@@ -122,13 +122,20 @@ export class JobStore extends Context.Service<JobStore, {
         options: { readonly limit: number; readonly offset: number; readonly status?: JobStatus | undefined }
       ) {
         const status = options.status ?? null
-        const rows = yield* sql`SELECT * FROM jobs WHERE account_id = ${accountId} AND deleted_at IS NULL
+        // The page and the total in one statement (a window count over the filtered rows); only
+        // a page past the end, which has no row to carry the count, needs a second query.
+        const rows = yield* sql<{ readonly total_count: number }>`SELECT *, count(*) OVER ()::int AS total_count
+          FROM jobs WHERE account_id = ${accountId} AND deleted_at IS NULL
           AND (${status}::text IS NULL OR status = ${status})
           ORDER BY created_at DESC, id DESC LIMIT ${options.limit} OFFSET ${options.offset}`.pipe(Effect.orDie)
+        if (rows.length > 0) {
+          const jobs = yield* decodeJobRows(rows.map(({ total_count: _, ...row }) => row))
+          return { jobs, total: rows[0]!.total_count }
+        }
         const [count] = yield* sql<{ total: number }>`SELECT count(*)::int AS total FROM jobs
           WHERE account_id = ${accountId} AND deleted_at IS NULL
           AND (${status}::text IS NULL OR status = ${status})`.pipe(Effect.orDie)
-        return { jobs: yield* decodeJobRows(rows), total: count?.total ?? 0 }
+        return { jobs: [], total: count?.total ?? 0 }
       })
 
       const getMany = Effect.fn("JobStore.getMany")(function*(ids: ReadonlyArray<JobId>) {
