@@ -21,7 +21,7 @@ import { fork } from "node:child_process"
 import { Worker } from "node:worker_threads"
 import type { EmbeddedPostgresWorkerData, FromEmbeddedPostgres, ToEmbeddedPostgres } from "./embeddedPostgresWorker.ts"
 
-/** How long a stopping database thread may take to flush and close before it is terminated. */
+/** How long a stopping database process may take to flush and close before it is killed. */
 const stopTimeoutMs = 30_000
 
 export class EmbeddedPostgresError extends Schema.TaggedError<EmbeddedPostgresError>()("EmbeddedPostgresError", {
