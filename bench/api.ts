@@ -62,11 +62,41 @@ const freePort = () =>
     server.on("error", reject)
   })
 
-/** VmRSS and VmHWM (peak) of a process, in kB. */
+/** `pid` and its descendants (the embedded database runs in a child process of the server). */
+const processTree = (pid: number): Array<number> => {
+  const children = new Map<number, Array<number>>()
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const ppid = Number(fs.readFileSync(`/proc/${entry}/stat`, "utf8").replace(/^.*\) /, "").split(" ")[1])
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)])
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const tree = [pid]
+  for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i]!) ?? []))
+  return tree
+}
+
+/**
+ * VmRSS and VmHWM (peak) in kB, summed over the server and its child processes (the peak is
+ * the sum of each process's own peak, an upper bound of the peak together).
+ */
 const memory = (pid: number) => {
-  const status = fs.readFileSync(`/proc/${pid}/status`, "utf8")
-  const field = (name: string) => Number(/(\d+) kB/.exec(status.split("\n").find((l) => l.startsWith(name)) ?? "")?.[1] ?? 0)
-  return { rss: field("VmRSS:"), peak: field("VmHWM:") }
+  let rss = 0
+  let peak = 0
+  for (const member of processTree(pid)) {
+    try {
+      const status = fs.readFileSync(`/proc/${member}/status`, "utf8")
+      const field = (name: string) => Number(/(\d+) kB/.exec(status.split("\n").find((l) => l.startsWith(name)) ?? "")?.[1] ?? 0)
+      rss += field("VmRSS:")
+      peak += field("VmHWM:")
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return { rss, peak }
 }
 
 // ---------------------------------------------------------------- the server under test
@@ -183,8 +213,8 @@ interface Sample {
 const emptySample = (): Sample => ({ count: 0, errors: 0, latencies: [], elapsedMs: 0, cpuMs: 0, mainCpuMs: 0 })
 
 /**
- * CPU time (user + system, ms) from /proc: the process (all threads: HTTP loop, database and
- * pipeline workers) and its main thread (the HTTP event loop). Unlike rps, CPU per request
+ * CPU time (user + system, ms) from /proc: the server's processes (all threads and child
+ * processes: HTTP loop, embedded database, pipeline workers) and its main thread (the HTTP event loop). Unlike rps, CPU per request
  * hardly moves with the load other work puts on the machine.
  */
 const ticksPerMs = 100 / 1000 // USER_HZ is 100 on Linux
@@ -192,7 +222,15 @@ const cpuOf = (statPath: string) => {
   const fields = fs.readFileSync(statPath, "utf8").replace(/^.*\) /, "").split(" ")
   return (Number(fields[11]) + Number(fields[12])) / ticksPerMs
 }
-const serverCpu = (pid: number) => ({ all: cpuOf(`/proc/${pid}/stat`), main: cpuOf(`/proc/${pid}/task/${pid}/stat`) })
+const treeCpu = (pid: number) =>
+  processTree(pid).reduce((sum, member) => {
+    try {
+      return sum + cpuOf(`/proc/${member}/stat`)
+    } catch {
+      return sum
+    }
+  }, 0)
+const serverCpu = (pid: number) => ({ all: treeCpu(pid), main: cpuOf(`/proc/${pid}/task/${pid}/stat`) })
 
 /** `connections` closed loops against one URL for `ms`, added into `into`. */
 const load = async (url: string, ms: number, into: Sample, cpuPid?: number) => {
