@@ -22,6 +22,7 @@
  * Engines (2 threads each, greedy unless named):
  *   ours             `verbatim transcribe FILE --format json` (bin/verbatim.mjs, the CLI a user runs, its defaults)
  *   ours-beam5       the same with VERBATIM_BEAM_SIZE=5
+ *   ours-batch8      the same with VERBATIM_BATCH_SIZE=8 (not in the default list)
  *   fw-batched       faster-whisper int8, BatchedInferencePipeline, batch 8, beam 1 (its VAD on)
  *   fw-sequential    faster-whisper int8, transcribe(beam_size=1, vad_filter=True)
  *   fw-beam5         faster-whisper int8, transcribe(beam_size=5, vad_filter=True) (its default beam)
@@ -137,9 +138,10 @@ const measured = (command: ReadonlyArray<string>, env: Record<string, string>, o
 
 const runEngine = (engine: string, model: string, rec: Recording): Outcome => {
   const out = path.join(os.tmpdir(), `verbatim-asr-out-${process.pid}-${engine}`)
-  if (engine === "ours" || engine === "ours-beam5") {
+  if (engine === "ours" || engine === "ours-beam5" || engine === "ours-batch8") {
     const env: Record<string, string> = { VERBATIM_MODEL: model, VERBATIM_THREADS: String(THREADS), VERBATIM_LOG_LEVEL: "warn" }
     if (engine === "ours-beam5") env["VERBATIM_BEAM_SIZE"] = "5"
+    if (engine === "ours-batch8") env["VERBATIM_BATCH_SIZE"] = "8"
     return measured([node, ...nodeFlags, "bin/verbatim.mjs", "transcribe", rec.mp3, "--format", "json", "--out", out], env, out,
       (file) => (JSON.parse(fs.readFileSync(file, "utf8")) as { text: string }).text)
   }
@@ -200,7 +202,7 @@ for (const model of models) {
     console.log(`| ${engine} | ${s.wall.toFixed(1)} s | ${(rec.seconds / s.wall).toFixed(1)}× | ${s.cpu.toFixed(1)} s | ${s.rss.toFixed(0)} MB | ${pct(s.wer)} |`)
   }
   const peer = summary.get("fw-batched")
-  for (const mine of ["ours", "ours-beam5"]) {
+  for (const mine of ["ours", "ours-beam5", "ours-batch8"]) {
     const ours = summary.get(mine)
     if (ours === undefined) continue
     for (const [name, other] of summary) {

@@ -28,6 +28,7 @@ export const pipelineOptions = (config: AppConfigShape): PipelineOptions => ({
   encoder: config.encoder !== "auto" ? config.encoder : config.model === "whisper-base" ? "q8" : "fp32",
   threads: config.threads,
   beamSize: config.beamSize,
+  batchSize: config.batchSize,
   idleUnloadMs: 10 * 60_000,
   reportDownloads: true,
   // The API answers first; transcription takes the CPU that is left (bench/api.ts).

@@ -37,7 +37,12 @@ export const localPipeline = (options: PipelineOptions) => {
   // The voice encoder loads on the first diarization (from `modelsDir/voice-encoder`).
   const diarizer = Diarizer.layer({ modelsDir: path.resolve(options.modelsDir) }).pipe(Layer.provide(onnx))
   return Layer.mergeAll(
-    TranscriberLive({ model: options.model, encoder: options.encoder, ...(options.beamSize === undefined ? {} : { beamSize: options.beamSize }) }).pipe(Layer.provide(whisper)),
+    TranscriberLive({
+      model: options.model,
+      encoder: options.encoder,
+      ...(options.beamSize === undefined ? {} : { beamSize: options.beamSize }),
+      ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize })
+    }).pipe(Layer.provide(whisper)),
     FileDiarizer.layer.pipe(Layer.provide(diarizer))
   ).pipe(
     Layer.provide(VoiceActivity.layer()),

@@ -99,6 +99,8 @@ export interface PipelineOptions {
   readonly threads: number
   /** Beam width of Whisper's first pass (1 = greedy); optional for callers that predate it. */
   readonly beamSize?: number
+  /** Whisper windows decoded together (default 4); optional for callers that predate it. */
+  readonly batchSize?: number
   /** How long an unused ONNX session stays loaded. */
   readonly idleUnloadMs: number
   /** Report model downloads on stderr. */
