@@ -100,6 +100,9 @@ export const MeiliSearchBackend = {
             `account_id = ${quoted(query.accountId)}`,
             ...(query.kind === undefined ? [] : [`kind = ${quoted(query.kind)}`]),
             ...(query.jobIds === undefined ? [] : [`job_id IN [${query.jobIds.map(quoted).join(", ")}]`]),
+            ...(query.excludeJobIds === undefined || query.excludeJobIds.length === 0
+              ? []
+              : [`job_id NOT IN [${query.excludeJobIds.map(quoted).join(", ")}]`]),
             ...(query.language === undefined ? [] : [`language = ${quoted(query.language)}`]),
             ...(query.since === undefined ? [] : [`created_at >= ${query.since.getTime()}`]),
             ...(query.until === undefined ? [] : [`created_at < ${query.until.getTime()}`])

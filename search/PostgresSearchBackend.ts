@@ -205,6 +205,7 @@ export const PostgresSearchBackend = {
             sql`account_id = ${query.accountId}`,
             ...(query.kind === undefined ? [] : [sql`kind = ${query.kind}`]),
             ...(query.jobIds === undefined ? [] : query.jobIds.length === 0 ? [sql`false`] : [sql.in("job_id", query.jobIds)]),
+            ...(query.excludeJobIds === undefined || query.excludeJobIds.length === 0 ? [] : [sql`NOT ${sql.in("job_id", query.excludeJobIds)}`]),
             ...(query.language === undefined ? [] : [sql`language = ${query.language}`]),
             ...(query.since === undefined ? [] : [sql`created_at >= ${query.since}`]),
             ...(query.until === undefined ? [] : [sql`created_at < ${query.until}`])

@@ -53,6 +53,8 @@ export interface CandidateQuery {
   readonly limit: number
   readonly kind?: PassageKind | undefined
   readonly jobIds?: ReadonlyArray<string> | undefined
+  /** Jobs to leave out (the caller's locked ones), so they take no place among the candidates. */
+  readonly excludeJobIds?: ReadonlyArray<string> | undefined
   readonly language?: string | undefined
   readonly since?: Date | undefined
   readonly until?: Date | undefined

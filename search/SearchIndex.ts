@@ -41,6 +41,8 @@ export interface SearchRequest {
   /** 1..50, default 10. */
   readonly limit?: number | undefined
   readonly jobIds?: ReadonlyArray<string> | undefined
+  /** Jobs whose passages must not be returned (nor crowd out others among the candidates). */
+  readonly excludeJobIds?: ReadonlyArray<string> | undefined
   /** ISO 639-1 of the transcripts to search. */
   readonly language?: string | undefined
   /** Jobs created at or after this time. */
@@ -167,6 +169,7 @@ export class SearchIndex extends Context.Service<SearchIndex, {
           q,
           vector: vector!,
           jobIds: request.jobIds,
+          excludeJobIds: request.excludeJobIds,
           language: request.language,
           since: request.since,
           until: request.until

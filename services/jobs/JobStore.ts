@@ -42,6 +42,8 @@ export class JobStore extends Context.Service<JobStore, {
   getMany(ids: ReadonlyArray<JobId>): Effect.Effect<ReadonlyArray<JobRecord>>
   /** Jobs queued before this one (FIFO over the whole service); 0 unless queued. */
   queuePosition(job: JobRecord): Effect.Effect<number>
+  /** Ids of the account's locked (unpaid) jobs that are not deleted. */
+  lockedIds(accountId: AccountId): Effect.Effect<ReadonlyArray<JobId>>
   /** Soft delete: the job disappears from reads; files stay for the restore window. */
   remove(id: JobId): Effect.Effect<void, JobNotFound>
   /** Undo a delete within 24 hours; an unfinished job goes back to the queue. */
@@ -153,6 +155,12 @@ export class JobStore extends Context.Service<JobStore, {
         return row?.ahead ?? 0
       })
 
+      const lockedIds = Effect.fn("JobStore.lockedIds")(function*(accountId: AccountId) {
+        const rows = yield* sql<{ id: JobId }>`SELECT id FROM jobs
+          WHERE account_id = ${accountId} AND locked AND deleted_at IS NULL`.pipe(Effect.orDie)
+        return rows.map((row) => row.id)
+      })
+
       const remove = Effect.fn("JobStore.remove")(function*(id: JobId) {
         const removed = yield* sql.withTransaction(Effect.gen(function*() {
           const at = yield* now
@@ -207,6 +215,7 @@ export class JobStore extends Context.Service<JobStore, {
         list,
         getMany,
         queuePosition,
+        lockedIds,
         remove,
         restore,
         unfinished,

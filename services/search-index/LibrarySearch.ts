@@ -2,6 +2,9 @@
  * `POST /v1/library/search` as a use case: the caller's question over their own library.
  * Hits of locked jobs (transcripts not yet paid for) and of jobs deleted since they were
  * indexed are left out, so the index may lag a change without showing what may not be read.
+ * Locked jobs are excluded in the index query itself, so they never take the places of
+ * readable hits (a page of `limit` stays full); the check after the search catches a job
+ * locked or deleted meanwhile.
  * A question that is only spaces (the service trims) is 422 like an empty one.
  */
 import { Clock, Context, Effect, Layer } from "effect"
@@ -27,7 +30,10 @@ export class LibrarySearch extends Context.Service<LibrarySearch, {
 
       const readableHits = Effect.fn("LibrarySearch.readableHits")(function*(request: SearchRequest, loc: ReadonlyArray<string>) {
         const started = yield* Clock.currentTimeMillis
-        const hits = yield* index.search(request).pipe(Effect.mapError(invalidQuery(loc)))
+        const locked = yield* jobs.lockedIds(request.accountId as AccountId)
+        const hits = yield* index.search({ ...request, excludeJobIds: [...(request.excludeJobIds ?? []), ...locked] }).pipe(
+          Effect.mapError(invalidQuery(loc))
+        )
         const ids = Array.from(new Set(hits.map((hit) => hit.job_id as JobId)))
         const readable = new Set(
           ids.length === 0 ? [] : (yield* jobs.getMany(ids)).filter((job) => !job.locked).map((job) => job.id as string)

@@ -192,6 +192,24 @@ describe("the library index follows the jobs", () => {
     await setLocked(false)
     expect(await found(keyB, "how fast is the ice melting", id)).toBe(true)
   })
+
+  it("a locked job takes no place among the hits: a page of `limit` is filled with readable ones", async () => {
+    const key = (await server.account()).key
+    const strong = (await submit(key, "volcano-1.wav", { text: "The volcano erupted at dawn and ash covered the village." })).job_id
+    const also = (await submit(key, "volcano-2.wav", { text: "Ash from the volcano eruption closed the airport at dawn." })).job_id
+    const open = (await submit(key, "volcano-3.wav", { text: "Scientists measure the gases rising from the crater every week." })).job_id
+    for (const id of [strong, also, open]) await waitForJob(server, key, id)
+    const q = "the volcano erupted and ash covered the village"
+    await until(key, q, open, true)
+    const top = (await search(key, { q, limit: 2 })).hits.map((h) => h.job_id)
+    expect(top).toEqual([strong, also]) // the two best matches, before any is locked
+    await server.run(Effect.gen(function*() {
+      yield* (yield* SqlClient.SqlClient)`UPDATE jobs SET locked = true WHERE id IN (${strong}, ${also})`.pipe(Effect.orDie)
+    }))
+    const hits = (await search(key, { q, limit: 2 })).hits
+    expect(hits.length).toBeGreaterThan(0)
+    expect(hits.every((h) => h.job_id === open)).toBe(true)
+  })
 })
 
 describe("POST /v1/library/search refusals", () => {

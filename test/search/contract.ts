@@ -110,6 +110,12 @@ export const searchContract = <E>(name: string, layer: Layer.Layer<SearchIndex, 
           expect(older.some((h) => h.job_id === libraryJob)).toBe(false)
           const limited = yield* index.search({ accountId: accountA, q: "budget", limit: 1 })
           expect(limited.length).toBe(1)
+          // Excluded jobs (the caller's locked ones) are left out by the backend itself.
+          const library = yield* index.search({ accountId: accountA, q: "library", limit: 50 })
+          expect(library.some((h) => h.job_id === libraryJob)).toBe(true)
+          const without = yield* index.search({ accountId: accountA, q: "library", excludeJobIds: [libraryJob], limit: 50 })
+          expect(without.length).toBeGreaterThan(0)
+          expect(without.some((h) => h.job_id === libraryJob)).toBe(false)
         }))
 
       it.effect("re-indexing replaces a job's passages and removing drops them", () =>
