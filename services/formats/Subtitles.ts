@@ -35,10 +35,13 @@ export const toTxt = (t: Transcript): string => {
   return lines.length > 0 ? lines.join("\n") + "\n" : ""
 }
 
-/** Numbered cues, `HH:MM:SS,mmm --> HH:MM:SS,mmm`, a blank line after each cue. */
+/**
+ * Numbered cues, `HH:MM:SS,mmm --> HH:MM:SS,mmm`, a blank line after each cue. SRT has no
+ * voice markup, so a diarized cue starts with its speaker in brackets: `[SPEAKER_00] text`.
+ */
 export const toSrt = (t: Transcript): string =>
   cues(t.segments)
-    .map((c, i) => `${i + 1}\n${timecode(c.start, ",")} --> ${timecode(c.end, ",")}\n${c.text}\n`)
+    .map((c, i) => `${i + 1}\n${timecode(c.start, ",")} --> ${timecode(c.end, ",")}\n${c.speaker ? `[${c.speaker}] ` : ""}${c.text}\n`)
     .join("\n")
 
 const vttEscape = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")

@@ -202,7 +202,7 @@ describe("TranscriptFormats", () => {
       })
     const text = (body: Uint8Array) => new TextDecoder().decode(body)
 
-    it.effect("srt: numbered cues, comma times, monotonic, ≤ 30 s, every word kept", () =>
+    it.effect("srt: numbered cues, comma times, monotonic, ≤ 30 s, every word kept, speakers in brackets", () =>
       Effect.gen(function*() {
         const out = yield* render("srt")
         assert.strictEqual(out.contentType, "application/x-subrip")
@@ -213,11 +213,13 @@ describe("TranscriptFormats", () => {
         checkCues(cues)
         assert.strictEqual(cues[0]!.start, 0.5)
         assert.strictEqual(cues[0]!.end, 3.25)
-        assert.strictEqual(cues[0]!.text, "Good morning everyone.")
+        assert.strictEqual(cues[0]!.text, "[SPEAKER_00] Good morning everyone.")
+        assert.isTrue(cues.some((c) => c.text.startsWith("[SPEAKER_01] ")))
         const last = cues[cues.length - 1]!
         assert.strictEqual(last.start, 3600)
-        assert.strictEqual(last.text, "Late & <loud> words")
-        assert.deepStrictEqual(words(cues.map((c) => c.text).join(" ")), words(withText.segments.map((s) => s.text).join(" ")))
+        assert.strictEqual(last.text, "Late & <loud> words") // no speaker, no label
+        const spoken = cues.map((c) => c.text.replace(/^\[SPEAKER_\d+\] /, "")).join(" ")
+        assert.deepStrictEqual(words(spoken), words(withText.segments.map((s) => s.text).join(" ")))
       }))
 
     it.effect("vtt: WEBVTT header, period times, voice spans for speakers, escaped text", () =>
