@@ -20,6 +20,7 @@ import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
+import { treeCpuMs } from "./ProcessTree.ts"
 
 const argv = process.argv.slice(2)
 const arg = (name: string, fallback: number) => {
@@ -142,30 +143,7 @@ async function main() {
       child.once("exit", (code) => reject(new Error(`${name} exited (${code}) before listening`)))
     })
 
-  const processTree = (pid: number): Array<number> => {
-    const children = new Map<number, Array<number>>()
-    for (const entry of fs.readdirSync("/proc")) {
-      if (!/^\d+$/.test(entry)) continue
-      try {
-        const ppid = Number(fs.readFileSync(`/proc/${entry}/stat`, "utf8").replace(/^.*\) /, "").split(" ")[1])
-        children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)])
-      } catch {
-        // gone meanwhile
-      }
-    }
-    const tree = [pid]
-    for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i]!) ?? []))
-    return tree
-  }
-  const cpuMs = (pid: number) =>
-    processTree(pid).reduce((sum, member) => {
-      try {
-        const fields = fs.readFileSync(`/proc/${member}/stat`, "utf8").replace(/^.*\) /, "").split(" ")
-        return sum + (Number(fields[11]) + Number(fields[12])) * 10
-      } catch {
-        return sum
-      }
-    }, 0)
+  const cpuMs = treeCpuMs
 
   const load = async (port: number, ms: number) => {
     const agent = new http.Agent({ keepAlive: true, maxSockets: connections })

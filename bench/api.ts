@@ -28,6 +28,7 @@
  * each target sees the same phase of the transcription.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
+import { cpuMsOf, treeCpuMs, treeMemoryKb } from "./ProcessTree.ts"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as net from "node:net"
@@ -62,42 +63,8 @@ const freePort = () =>
     server.on("error", reject)
   })
 
-/** `pid` and its descendants (the embedded database runs in a child process of the server). */
-const processTree = (pid: number): Array<number> => {
-  const children = new Map<number, Array<number>>()
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const ppid = Number(fs.readFileSync(`/proc/${entry}/stat`, "utf8").replace(/^.*\) /, "").split(" ")[1])
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)])
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const tree = [pid]
-  for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i]!) ?? []))
-  return tree
-}
-
-/**
- * VmRSS and VmHWM (peak) in kB, summed over the server and its child processes (the peak is
- * the sum of each process's own peak, an upper bound of the peak together).
- */
-const memory = (pid: number) => {
-  let rss = 0
-  let peak = 0
-  for (const member of processTree(pid)) {
-    try {
-      const status = fs.readFileSync(`/proc/${member}/status`, "utf8")
-      const field = (name: string) => Number(/(\d+) kB/.exec(status.split("\n").find((l) => l.startsWith(name)) ?? "")?.[1] ?? 0)
-      rss += field("VmRSS:")
-      peak += field("VmHWM:")
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return { rss, peak }
-}
+/** VmRSS and VmHWM (peak) of the server's processes, in kB. */
+const memory = treeMemoryKb
 
 // ---------------------------------------------------------------- the server under test
 
@@ -217,20 +184,7 @@ const emptySample = (): Sample => ({ count: 0, errors: 0, latencies: [], elapsed
  * processes: HTTP loop, embedded database, pipeline workers) and its main thread (the HTTP event loop). Unlike rps, CPU per request
  * hardly moves with the load other work puts on the machine.
  */
-const ticksPerMs = 100 / 1000 // USER_HZ is 100 on Linux
-const cpuOf = (statPath: string) => {
-  const fields = fs.readFileSync(statPath, "utf8").replace(/^.*\) /, "").split(" ")
-  return (Number(fields[11]) + Number(fields[12])) / ticksPerMs
-}
-const treeCpu = (pid: number) =>
-  processTree(pid).reduce((sum, member) => {
-    try {
-      return sum + cpuOf(`/proc/${member}/stat`)
-    } catch {
-      return sum
-    }
-  }, 0)
-const serverCpu = (pid: number) => ({ all: treeCpu(pid), main: cpuOf(`/proc/${pid}/task/${pid}/stat`) })
+const serverCpu = (pid: number) => ({ all: treeCpuMs(pid), main: cpuMsOf(`/proc/${pid}/task/${pid}/stat`) })
 
 /** `connections` closed loops against one URL for `ms`, added into `into`. */
 const load = async (url: string, ms: number, into: Sample, cpuPid?: number) => {
