@@ -28,20 +28,23 @@ const cues = (segments: ReadonlyArray<Segment>): Array<Cue> => {
   return out
 }
 
-/** One segment per line (the full text when there are no segments). */
+/** The speaker label that leads a line or cue of a diarized transcript, as in the docx rendering. */
+const speakerLabel = (speaker: string | null) => (speaker ? `${speaker}: ` : "")
+
+/** One segment per line, `SPEAKER_00: ` first when diarized (the full text when there are no segments). */
 export const toTxt = (t: Transcript): string => {
-  const lines = t.segments.map((s) => oneLine(s.text)).filter((l) => l.length > 0)
+  const lines = t.segments.filter((s) => oneLine(s.text).length > 0).map((s) => speakerLabel(s.speaker) + oneLine(s.text))
   if (lines.length === 0 && t.text.trim().length > 0) lines.push(oneLine(t.text))
   return lines.length > 0 ? lines.join("\n") + "\n" : ""
 }
 
 /**
  * Numbered cues, `HH:MM:SS,mmm --> HH:MM:SS,mmm`, a blank line after each cue. SRT has no
- * voice markup, so a diarized cue starts with its speaker in brackets: `[SPEAKER_00] text`.
+ * voice markup, so a diarized cue starts with its speaker: `SPEAKER_00: text`.
  */
 export const toSrt = (t: Transcript): string =>
   cues(t.segments)
-    .map((c, i) => `${i + 1}\n${timecode(c.start, ",")} --> ${timecode(c.end, ",")}\n${c.speaker ? `[${c.speaker}] ` : ""}${c.text}\n`)
+    .map((c, i) => `${i + 1}\n${timecode(c.start, ",")} --> ${timecode(c.end, ",")}\n${speakerLabel(c.speaker)}${c.text}\n`)
     .join("\n")
 
 const vttEscape = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")

@@ -202,7 +202,7 @@ describe("TranscriptFormats", () => {
       })
     const text = (body: Uint8Array) => new TextDecoder().decode(body)
 
-    it.effect("srt: numbered cues, comma times, monotonic, ≤ 30 s, every word kept, speakers in brackets", () =>
+    it.effect("srt: numbered cues, comma times, monotonic, ≤ 30 s, every word kept, speakers first", () =>
       Effect.gen(function*() {
         const out = yield* render("srt")
         assert.strictEqual(out.contentType, "application/x-subrip")
@@ -213,12 +213,12 @@ describe("TranscriptFormats", () => {
         checkCues(cues)
         assert.strictEqual(cues[0]!.start, 0.5)
         assert.strictEqual(cues[0]!.end, 3.25)
-        assert.strictEqual(cues[0]!.text, "[SPEAKER_00] Good morning everyone.")
-        assert.isTrue(cues.some((c) => c.text.startsWith("[SPEAKER_01] ")))
+        assert.strictEqual(cues[0]!.text, "SPEAKER_00: Good morning everyone.")
+        assert.isTrue(cues.some((c) => c.text.startsWith("SPEAKER_01: ")))
         const last = cues[cues.length - 1]!
         assert.strictEqual(last.start, 3600)
         assert.strictEqual(last.text, "Late & <loud> words") // no speaker, no label
-        const spoken = cues.map((c) => c.text.replace(/^\[SPEAKER_\d+\] /, "")).join(" ")
+        const spoken = cues.map((c) => c.text.replace(/^SPEAKER_\d+: /, "")).join(" ")
         assert.deepStrictEqual(words(spoken), words(withText.segments.map((s) => s.text).join(" ")))
       }))
 
@@ -236,15 +236,15 @@ describe("TranscriptFormats", () => {
         assert.strictEqual(cues.length, parseSrt(text((yield* render("srt")).body)).length)
       }))
 
-    it.effect("txt: one segment per line, empty segments skipped", () =>
+    it.effect("txt: one segment per line, speaker first when diarized, empty segments skipped", () =>
       Effect.gen(function*() {
         const out = yield* render("txt")
         assert.strictEqual(out.contentType, "text/plain; charset=utf-8")
         const lines = text(out.body).split("\n")
         assert.strictEqual(lines[lines.length - 1], "")
         assert.deepStrictEqual(lines.slice(0, -1), [
-          "Good morning everyone.",
-          "Today we review the budget. Then we hire.",
+          "SPEAKER_00: Good morning everyone.",
+          "SPEAKER_01: Today we review the budget. Then we hire.",
           longText,
           longText,
           "Late & <loud> words"
