@@ -70,6 +70,19 @@ export const TranscriberLive = (options: TranscriberOptions) =>
           )
         )
 
+        // Progress (and with it the job's heartbeat) also moves while audio without speech is
+        // decoded and scanned: recognition reports only after each batch, and an hour of silence
+        // gives it nothing to report. Without this a long silent stretch looked stalled to the
+        // watchdog, and a job deleted meanwhile went on decoding until the next batch.
+        let progress = 0
+        const report = (reachedSeconds: number) => {
+          if (expected === undefined || expected <= 0) return onProgress(progress, {})
+          progress = Math.max(progress, Math.min(98, 5 + 93 * (reachedSeconds / expected)))
+          return onProgress(progress, {})
+        }
+        let decodedSamples = 0
+        let lastReport = performance.now()
+
         let language: string = request.language
         let detected: string | null = request.language === "auto" ? null : request.language
         const segments: Array<Segment> = []
@@ -110,10 +123,8 @@ export const TranscriberLive = (options: TranscriberOptions) =>
               })
             }
           })
-          const reached = windows[windows.length - 1]!.sourceEnd
-          if (expected !== undefined && expected > 0) {
-            yield* onProgress(Math.min(98, 5 + 93 * (reached / expected)), {})
-          }
+          lastReport = performance.now()
+          yield* report(windows[windows.length - 1]!.sourceEnd)
         })
 
         // Batches run one after another. Running two at once in this thread (the next batch's
@@ -121,7 +132,16 @@ export const TranscriberLive = (options: TranscriberOptions) =>
         // runs a session synchronously on the calling thread (inside a setImmediate), so runs of
         // one thread never overlap; only intra-op threads do (bench/README.md, issue 14).
         let pending: Array<PackedWindow> = []
-        yield* packStream(vad.events(samples)).pipe(
+        const scanned = samples.pipe(
+          Stream.tap((chunk) => {
+            decodedSamples += chunk.length
+            if (performance.now() - lastReport < 1_000) return Effect.void
+            lastReport = performance.now()
+            // With windows waiting for recognition, the audio before them is not done yet.
+            return pending.length === 0 ? report(decodedSamples / SAMPLE_RATE) : onProgress(progress, {})
+          })
+        )
+        yield* packStream(vad.events(scanned)).pipe(
           Stream.runForEach((event) => {
             if (event._tag === "Done") {
               summary = event.summary

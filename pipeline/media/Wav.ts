@@ -7,17 +7,22 @@
 export interface WavFormat {
   readonly sampleRate: number
   readonly channels: number
-  /** Bytes of sample data that follow the header (capped to what the 32-bit sizes can say). */
+  /**
+   * Bytes of sample data that follow the header. Beyond what the 32-bit sizes can say, both
+   * sizes are written as 0xFFFFFFFF, the "until the end of the file" convention of streamed
+   * WAV: ffmpeg then reads (and ffprobe times) every byte. A capped size instead made ffmpeg
+   * stop at 4 GiB and walk the rest as chunk headers, so probing a 5 GB file took minutes.
+   */
   readonly dataBytes: number
 }
 
 export const WAV_HEADER_BYTES = 44
 
 export const wavHeader = ({ channels, dataBytes, sampleRate }: WavFormat): Buffer => {
-  const data = Math.min(dataBytes, 0xffffffff - 36)
+  const fits = 36 + dataBytes <= 0xffffffff
   const header = Buffer.alloc(WAV_HEADER_BYTES)
   header.write("RIFF", 0, "ascii")
-  header.writeUInt32LE(36 + data, 4)
+  header.writeUInt32LE(fits ? 36 + dataBytes : 0xffffffff, 4)
   header.write("WAVEfmt ", 8, "ascii")
   header.writeUInt32LE(16, 16) // fmt chunk size
   header.writeUInt16LE(1, 20) // PCM
@@ -27,7 +32,7 @@ export const wavHeader = ({ channels, dataBytes, sampleRate }: WavFormat): Buffe
   header.writeUInt16LE(channels * 2, 32) // block align
   header.writeUInt16LE(16, 34) // bits per sample
   header.write("data", 36, "ascii")
-  header.writeUInt32LE(data, 40)
+  header.writeUInt32LE(fits ? dataBytes : 0xffffffff, 40)
   return header
 }
 

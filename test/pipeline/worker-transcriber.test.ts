@@ -109,6 +109,29 @@ describe("pipeline worker", () => {
       expect(reports.map((r) => r.progress)).toEqual([...reports.map((r) => r.progress)].sort((a, b) => a - b))
     }))
 
+  it.live("reports progress while it scans a long silence, before any speech reaches recognition", () =>
+    Effect.gen(function*() {
+      // 20 minutes of silence, then one clip: recognition can only report at the very end, so
+      // every report below 95 % is the scan's own (what keeps a job's heartbeat alive).
+      const file = path.join(scratch, "silence-then-speech.wav")
+      const clip = readWavPcm16(media("a01_slt_budget.wav")).samples
+      const samples = new Float32Array(20 * 60 * 16_000 + clip.length)
+      samples.set(clip, 20 * 60 * 16_000)
+      writeWav(file, samples)
+      const reports: Array<number> = []
+      const result = yield* Effect.gen(function*() {
+        const transcriber = yield* Transcriber
+        return yield* transcriber.transcribe(request(file, false), (progress) => Effect.sync(() => void reports.push(progress)))
+      }).pipe(Effect.provide(localPipeline(pipeline)))
+      fs.rmSync(file)
+      expect(result.transcript.text.toLowerCase()).toContain("budget")
+      expect(result.transcript.segments[0]!.start).toBeGreaterThan(20 * 60 - 1)
+      const scanning = reports.filter((p) => p > 5 && p < 95)
+      expect(scanning.length).toBeGreaterThanOrEqual(2)
+      expect(reports).toEqual([...reports].sort((a, b) => a - b))
+      expect(reports[reports.length - 1]).toBeGreaterThanOrEqual(95)
+    }), 60_000)
+
   it.live("returns NoAudioInFile as a typed error and keeps the worker", () =>
     Effect.gen(function*() {
       const transcriber = yield* Transcriber
