@@ -8,7 +8,7 @@ import type { AccountId } from "../../src/contract/domain/Ids.ts"
 import { JobId } from "../../src/contract/domain/Ids.ts"
 import type { JobList, JobStatus } from "../../src/contract/domain/Job.ts"
 import { JobStore } from "../jobs/JobStore.ts"
-import { makeJobView } from "../jobs/JobViews.ts"
+import { toJobView } from "../jobs/JobViews.ts"
 
 export interface ListQuery {
   readonly limit?: number | undefined
@@ -25,13 +25,13 @@ export class JobQueries extends Context.Service<JobQueries, {
     JobQueries,
     Effect.gen(function*() {
       const store = yield* JobStore
-      const jobView = yield* makeJobView
 
       const list = Effect.fn("JobQueries.list")(function*(accountId: AccountId, query: ListQuery, unlockUrl: string) {
         const limit = query.limit ?? 20
         const offset = query.offset ?? 0
         const page = yield* store.list(accountId, { limit, offset, status: query.status })
-        const jobs = yield* Effect.forEach(page.jobs, (job) => jobView(job, unlockUrl))
+        const positions = yield* store.queuePositions(page.jobs)
+        const jobs = page.jobs.map((job) => toJobView(job, positions.get(job.id) ?? 0, unlockUrl))
         return { jobs, limit, offset, count: jobs.length, total: page.total }
       })
 

@@ -42,6 +42,11 @@ export class JobStore extends Context.Service<JobStore, {
   getMany(ids: ReadonlyArray<JobId>): Effect.Effect<ReadonlyArray<JobRecord>>
   /** Jobs queued before this one (FIFO over the whole service); 0 unless queued. */
   queuePosition(job: JobRecord): Effect.Effect<number>
+  /**
+   * `queuePosition` of each queued job among `jobs`, in one statement (a page of the list would
+   * otherwise cost one query per queued job); jobs that are not queued are absent (position 0).
+   */
+  queuePositions(jobs: ReadonlyArray<JobRecord>): Effect.Effect<ReadonlyMap<JobId, number>>
   /** Ids of the account's locked (unpaid) jobs that are not deleted. */
   lockedIds(accountId: AccountId): Effect.Effect<ReadonlyArray<JobId>>
   /** Soft delete: the job disappears from reads; files stay for the restore window. */
@@ -155,6 +160,17 @@ export class JobStore extends Context.Service<JobStore, {
         return row?.ahead ?? 0
       })
 
+      const queuePositions = Effect.fn("JobStore.queuePositions")(function*(jobs: ReadonlyArray<JobRecord>) {
+        const queued = jobs.filter((job) => job.status === "queued")
+        if (queued.length === 0) return new Map<JobId, number>()
+        // The same count as queuePosition, keyed by each job's stored (created_at, id).
+        const rows = yield* sql<{ id: JobId; ahead: number }>`SELECT q.id, (SELECT count(*)::int FROM jobs j
+            WHERE j.status = 'queued' AND j.deleted_at IS NULL
+            AND (j.created_at, j.id) < (q.created_at, q.id)) AS ahead
+          FROM jobs q WHERE q.id IN ${sql.in(queued.map((job) => job.id))}`.pipe(Effect.orDie)
+        return new Map(rows.map((row) => [row.id, row.ahead] as const))
+      })
+
       const lockedIds = Effect.fn("JobStore.lockedIds")(function*(accountId: AccountId) {
         const rows = yield* sql<{ id: JobId }>`SELECT id FROM jobs
           WHERE account_id = ${accountId} AND locked AND deleted_at IS NULL`.pipe(Effect.orDie)
@@ -215,6 +231,7 @@ export class JobStore extends Context.Service<JobStore, {
         list,
         getMany,
         queuePosition,
+        queuePositions,
         lockedIds,
         remove,
         restore,

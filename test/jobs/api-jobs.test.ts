@@ -56,6 +56,11 @@ describe("GET /v1/jobs/{job_id}", () => {
     })
     expect(queued.queue_position).toBeGreaterThanOrEqual(1)
     expect(queued.queue_position).toBe((await getJob(server, key, second)).queue_position + 1)
+    // The list gives each queued job the same position as its own GET (one query for the page).
+    const listed = (await listJobs(server, key, "?status=queued")).jobs
+    const queuedNow = [await getJob(server, key, third), await getJob(server, key, second)]
+    expect(listed.filter((job) => job.job_id === third || job.job_id === second).map((job) => [job.job_id, job.queue_position]))
+      .toEqual(queuedNow.filter((job) => job.status === "queued").map((job) => [job.job_id, job.queue_position]))
 
     // Progress of the processing job, sampled until it ends: it rises and stays below 100.
     const seen: Array<number> = []
