@@ -28,6 +28,11 @@ const factorize = (n: number): Array<number> => {
   return factors
 }
 
+const C1 = Math.cos((2 * Math.PI) / 5)
+const C2 = Math.cos((4 * Math.PI) / 5)
+const S1 = Math.sin((2 * Math.PI) / 5)
+const S2 = Math.sin((4 * Math.PI) / 5)
+
 export const makeFftPlan = (n: number): FftPlan => {
   const factors = factorize(n)
   const twRe = new Float64Array(n)
@@ -99,6 +104,60 @@ export const makeFftPlan = (n: number): FftPlan => {
         oIm[a] = ai + bi
         oRe[b] = ar - br
         oIm[b] = ai - bi
+      }
+      return
+    }
+    if (p === 5) {
+      // The 5-point DFT with its constant roots written out: pairs (x1, x4) and (x2, x3)
+      // share cosines and differ in the sign of the sines, so 5 outputs cost 2 real
+      // products per cosine and sine term instead of the generic loop's 16 complex products.
+      for (let u = 0; u < m; u++) {
+        const k0 = outOff + u
+        const k1 = k0 + m
+        const k2 = k1 + m
+        const k3 = k2 + m
+        const k4 = k3 + m
+        const t1 = (u * fstride) % n
+        const t2 = (2 * u * fstride) % n
+        const t3 = (3 * u * fstride) % n
+        const t4 = (4 * u * fstride) % n
+        const x0r = oRe[k0]!
+        const x0i = oIm[k0]!
+        const x1r = oRe[k1]! * twRe[t1]! - oIm[k1]! * twIm[t1]!
+        const x1i = oRe[k1]! * twIm[t1]! + oIm[k1]! * twRe[t1]!
+        const x2r = oRe[k2]! * twRe[t2]! - oIm[k2]! * twIm[t2]!
+        const x2i = oRe[k2]! * twIm[t2]! + oIm[k2]! * twRe[t2]!
+        const x3r = oRe[k3]! * twRe[t3]! - oIm[k3]! * twIm[t3]!
+        const x3i = oRe[k3]! * twIm[t3]! + oIm[k3]! * twRe[t3]!
+        const x4r = oRe[k4]! * twRe[t4]! - oIm[k4]! * twIm[t4]!
+        const x4i = oRe[k4]! * twIm[t4]! + oIm[k4]! * twRe[t4]!
+        const a1r = x1r + x4r
+        const a1i = x1i + x4i
+        const b1r = x1r - x4r
+        const b1i = x1i - x4i
+        const a2r = x2r + x3r
+        const a2i = x2i + x3i
+        const b2r = x2r - x3r
+        const b2i = x2i - x3i
+        oRe[k0] = x0r + a1r + a2r
+        oIm[k0] = x0i + a1i + a2i
+        // X1, X4 = A ∓ iT and X2, X3 = B ∓ iU (forward transform, roots e^{-2πi q/5}).
+        const Ar = x0r + C1 * a1r + C2 * a2r
+        const Ai = x0i + C1 * a1i + C2 * a2i
+        const Tr = S1 * b1r + S2 * b2r
+        const Ti = S1 * b1i + S2 * b2i
+        const Br = x0r + C2 * a1r + C1 * a2r
+        const Bi = x0i + C2 * a1i + C1 * a2i
+        const Ur = S2 * b1r - S1 * b2r
+        const Ui = S2 * b1i - S1 * b2i
+        oRe[k1] = Ar + Ti
+        oIm[k1] = Ai - Tr
+        oRe[k4] = Ar - Ti
+        oIm[k4] = Ai + Tr
+        oRe[k2] = Br + Ui
+        oIm[k2] = Bi - Ur
+        oRe[k3] = Br - Ui
+        oIm[k3] = Bi + Ur
       }
       return
     }
