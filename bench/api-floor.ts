@@ -104,17 +104,20 @@ const serveEffect = async (withDatabase: boolean) => {
         return { ...answer, job_id: row!.id }
       })))
 
+  // As the service (layers/App.ts): without the platform's console line per request, which
+  // alone cost more than the route (an earlier version of this bench kept it).
+  const quiet = { disableLogger: true, disableListenLog: true }
   const server = http.createServer()
   const Listening = NodeHttpServer.layer(() => server, { port: 0, host: "127.0.0.1" })
   server.once("listening", () => console.log(`port ${(server.address() as { port: number }).port}`))
   if (withDatabase) {
-    const App = HttpRouter.serve(HttpApiBuilder.layer(Api).pipe(Layer.provide(queried))).pipe(
+    const App = HttpRouter.serve(HttpApiBuilder.layer(Api).pipe(Layer.provide(queried)), quiet).pipe(
       Layer.provide(Listening),
       Layer.provide(Database)
     )
     Layer.launch(App).pipe(NodeRuntime.runMain)
   } else {
-    Layer.launch(HttpRouter.serve(HttpApiBuilder.layer(Api).pipe(Layer.provide(plain))).pipe(Layer.provide(Listening))).pipe(
+    Layer.launch(HttpRouter.serve(HttpApiBuilder.layer(Api).pipe(Layer.provide(plain)), quiet).pipe(Layer.provide(Listening))).pipe(
       NodeRuntime.runMain
     )
   }

@@ -7,6 +7,8 @@
  *   npx node bench/api.ts --minutes 10          a longer recording for the busy phase
  *   npx node bench/api.ts --rss-only            start, idle RSS, one short job, RSS after it; no load
  *   npx node bench/api.ts --root DIR            run the server of another checkout (before/after)
+ *   npx node bench/api.ts --database-url URL    the server on a Postgres server (an empty database)
+ *                                               instead of the embedded PGlite
  *
  * What it does: starts `src/main.ts serve` (embedded PGlite in a temp dir, whisper-tiny.en, WASM
  * decoder, default log level, rate limits raised so the load is not refused) as a child process and
@@ -81,7 +83,8 @@ const env = {
   VERBATIM_DECODER: "wasm",
   VERBATIM_RATE_LIMIT_PER_MINUTE: "10000000",
   VERBATIM_ENTERPRISE_RATE_LIMIT_PER_MINUTE: "10000000",
-  VERBATIM_BATCH_STATUS_PER_MINUTE: "10000000"
+  VERBATIM_BATCH_STATUS_PER_MINUTE: "10000000",
+  ...(option("database-url", "") === "" ? {} : { DATABASE_URL: option("database-url", "") })
 }
 const nodeArgs = ["--experimental-strip-types", "--disable-warning=ExperimentalWarning", path.join(root, "src/main.ts")]
 
