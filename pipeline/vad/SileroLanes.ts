@@ -19,8 +19,6 @@ import * as ort from "onnxruntime-node"
 import { StageClock } from "../StageClock.ts"
 import { FRAME } from "./SpeechSegmenter.ts"
 
-export { FRAME }
-
 const CONTEXT = 64
 const STATE = 128
 

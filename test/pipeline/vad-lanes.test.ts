@@ -1,7 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { createRequire } from "node:module"
 import * as path from "node:path"
-import { defaultLaneOptions, FRAME, type ScoredFrame, SileroLanes } from "../../pipeline/vad/SileroLanes.ts"
+import { defaultLaneOptions, type ScoredFrame, SileroLanes } from "../../pipeline/vad/SileroLanes.ts"
+import { FRAME } from "../../pipeline/vad/SpeechSegmenter.ts"
 import { mediaDir } from "../support/paths.ts"
 import { readWavPcm16 } from "../support/wav.ts"
 
