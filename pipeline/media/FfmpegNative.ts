@@ -9,6 +9,7 @@ import { decodeFailure, type DecodeFailed, type NoAudio } from "./DecodeErrors.t
 import { parseProbe } from "./FfmpegWasm.ts"
 import type { DecoderBackend, MediaProbe } from "./MediaBackend.ts"
 import { Pcm16Reader } from "./Pcm16.ts"
+import { inputOptions } from "./LargeWav.ts"
 
 const SAMPLE_RATE = 16_000
 
@@ -35,7 +36,7 @@ export const makeNativeBackend = (options: { readonly chunkSeconds: number }): D
         Effect.sync(() =>
           spawn(
             "ffmpeg",
-            ["-nostdin", "-hide_banner", "-loglevel", "error", "-i", path, "-vn", "-sn", "-dn", "-map", "0:a:0", "-ac",
+            ["-nostdin", "-hide_banner", "-loglevel", "error", ...inputOptions(path), "-i", path, "-vn", "-sn", "-dn", "-map", "0:a:0", "-ac",
               "1", "-ar", String(SAMPLE_RATE), "-f", "s16le", "pipe:1"],
             { stdio: ["ignore", "pipe", "pipe"] }
           )

@@ -13,6 +13,7 @@ import type { DecodeFailed, NoAudio } from "./DecodeErrors.ts"
 import { nativeFfmpegAvailable, makeNativeBackend } from "./FfmpegNative.ts"
 import { makeWasmBackend } from "./FfmpegWasm.ts"
 import type { MediaProbe } from "./MediaBackend.ts"
+import { probeLargeWav } from "./LargeWav.ts"
 
 export { DecodeFailed, NoAudio } from "./DecodeErrors.ts"
 export type { MediaProbe } from "./MediaBackend.ts"
@@ -70,7 +71,7 @@ export class MediaDecoder extends Context.Service<MediaDecoder, {
 
         const probe = Effect.fn("MediaDecoder.probe")(function*(path: string) {
           yield* requireFile(path)
-          return yield* backend.probe(path)
+          return probeLargeWav(path) ?? (yield* backend.probe(path))
         })
 
         return MediaDecoder.of({ backend: backend.name, decode, probe })

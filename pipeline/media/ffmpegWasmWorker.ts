@@ -28,6 +28,7 @@
  */
 import * as fs from "node:fs"
 import { parentPort, workerData } from "node:worker_threads"
+import { inputOptions } from "./LargeWav.ts"
 import { captureLogs, loadCoreWithInput } from "./wasmCoreInWorker.ts"
 
 export interface WorkerInput {
@@ -103,6 +104,7 @@ const run = async () => {
     "-hide_banner",
     "-loglevel",
     "error",
+    ...inputOptions(input.inputPath),
     "-i",
     "/in/input",
     "-vn",
