@@ -217,5 +217,19 @@ for (const model of models) {
   if (argv.includes("--profile")) {
     const prof = spawnSync(node, [...nodeFlags, path.join(root, "bench/asrProfile.ts"), model, rec.mp3], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] })
     console.log(prof.stdout)
+    // The same split for faster-whisper's batched pipeline, in its own process: where the two
+    // engines differ (encoder against decoder) is what decides the next optimisation.
+    const dir = fasterWhisperImportable() ? ct2ModelDir(model) : undefined
+    if (dir !== undefined) {
+      const out = path.join(cacheDir, `profile-${model}.txt`)
+      const fw = spawnSync(PYTHON, ["bench/peers/faster_whisper_run.py", dir, rec.mp3, "batched", String(THREADS), out], {
+        cwd: root, encoding: "utf8", env: { ...process.env, OMP_NUM_THREADS: String(THREADS), PROFILE: "1" }
+      })
+      console.log(fw.stderr.split("\n").filter((l) => l.startsWith("|") || l.startsWith("faster-whisper")).join("\n"))
+      if (fs.existsSync(out)) {
+        const e = wordErrors(rec.reference, fs.readFileSync(out, "utf8"))
+        console.log(`WER ${((100 * e.errors) / e.words).toFixed(1)} % (${e.errors}/${e.words})`)
+      }
+    }
   }
 }

@@ -23,14 +23,16 @@ const program = Effect.gen(function*() {
 })
 const result = await Effect.runPromise(Effect.provide(program, localPipeline({
   decoder: "auto",
-  modelsDir: "../shared/models",
+  modelsDir: process.env.VERBATIM_MODELS_DIR ?? "../shared/models",
   modelsUrl: "https://huggingface.co",
   model,
   encoder: model === "whisper-base" ? "q8" : "fp32",
   threads: 2,
   idleUnloadMs: 600_000,
   reportDownloads: false,
-  niceness: 0
+  niceness: 0,
+  // VERBATIM_BATCH_SIZE as the service reads it, so batch sizes can be profiled too.
+  ...(process.env.VERBATIM_BATCH_SIZE ? { batchSize: Number(process.env.VERBATIM_BATCH_SIZE) } : {})
 })))
 const wall = performance.now() - started
 const stages = StageClock.snapshot()

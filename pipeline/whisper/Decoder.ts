@@ -66,6 +66,21 @@ export const takeRows = (data: Float32Array, rowSize: number, rows: ReadonlyArra
   return out
 }
 
+/**
+ * Keeps rows `keep` (strictly increasing) of a row-major buffer, moved down in place; returns the
+ * view of the kept rows. Batch compaction when a window finishes: the cross-attention caches are
+ * 12 × 12 MB at batch 4 for whisper-base, and copying them into new buffers cost 0.3 s of copies
+ * plus their garbage per 10-minute file. In place, only rows after a finished one move, and
+ * nothing is allocated. `data` must be owned by the caller (here: arrays the session returned).
+ */
+export const compactRows = (data: Float32Array, rowSize: number, keep: ReadonlyArray<number>): Float32Array => {
+  keep.forEach((r, i) => {
+    // r ≥ i and later rows come from further on, so no row is overwritten before it is read.
+    if (r !== i) data.copyWithin(i * rowSize, r * rowSize, (r + 1) * rowSize)
+  })
+  return data.subarray(0, keep.length * rowSize)
+}
+
 export const decodeBatch = Effect.fnUntraced(function*(
   session: OnnxSession,
   dims: DecoderDims,
@@ -178,8 +193,8 @@ export const decodeBatch = Effect.fnUntraced(function*(
     if (keep.length < rows.length) {
       const decRow = H * past * HEAD
       const encRow = H * ENC_FRAMES * HEAD
-      for (const n of decoderKvNames) decoderKv[n] = takeRows(decoderKv[n]!, decRow, keep)
-      for (const n of encoderKvNames) encoderKv[n] = takeRows(encoderKv[n]!, encRow, keep)
+      for (const n of decoderKvNames) decoderKv[n] = compactRows(decoderKv[n]!, decRow, keep)
+      for (const n of encoderKvNames) encoderKv[n] = compactRows(encoderKv[n]!, encRow, keep)
       rows = keep.map((b) => rows[b]!)
     }
     const nb = rows.length

@@ -78,4 +78,32 @@ describe("SileroLanes", () => {
     const flips = frames.filter((f, i) => (f.prob >= 0.5) !== (expected[i]! >= 0.5)).length
     assert.isAtMost(flips / frames.length, 0.005)
   })
+
+  it("an aborted signal stops a block between two runs (a cancelled job stops computing)", async () => {
+    const vad = await load()
+    let runs = 0
+    const controller = new AbortController()
+    const session = {
+      outputNames: vad.session.outputNames,
+      run: (feeds: Parameters<typeof vad.session.run>[0]) => {
+        if (++runs === 5) controller.abort(new Error("cancelled"))
+        return vad.session.run(feeds)
+      }
+    }
+    const options = { lanes: 2, laneFrames: 64, warmupFrames: 16 }
+    const lanes = new SileroLanes(session, options)
+    const block = new Float32Array(options.lanes * options.laneFrames * FRAME).map((_, i) => Math.sin(i / 10) * 0.1)
+    let error: unknown
+    await lanes.push(block, controller.signal).catch((e: unknown) => (error = e))
+    assert.strictEqual((error as Error).message, "cancelled")
+    assert.strictEqual(runs, 5)
+    // finish() honours the signal too, before any run
+    const more = new SileroLanes(session, options)
+    await more.push(block.subarray(0, 1000))
+    error = undefined
+    await more.finish(controller.signal).catch((e: unknown) => (error = e))
+    assert.strictEqual((error as Error).message, "cancelled")
+    assert.strictEqual(runs, 5)
+    await vad.session.release()
+  })
 })

@@ -75,6 +75,24 @@ describe("timestamp rules", () => {
     expect(logSumExp(row)).toBeCloseTo(Math.log(Math.exp(2) + Math.exp(1) + 1), 6)
   })
 
+  it("log-sum-exp of a vocabulary-sized row matches the exact sum, suppressed tokens included", () => {
+    const random = seededRandom(3)
+    const V = 51865
+    for (const spread of [5, 30, 80]) {
+      const row = Float32Array.from({ length: V }, () => spread * random() - spread / 2)
+      for (let i = 0; i < V; i += 7) row[i] = -Infinity
+      row[123] = spread
+      let max = -Infinity
+      for (const v of row) max = Math.max(max, v)
+      let exact = 0
+      for (const v of row) exact += Math.exp(v - max)
+      expect(Math.abs(logSumExp(row) - (max + Math.log(exact)))).toBeLessThan(1e-7)
+      expect(logSumExp(row, max)).toBe(logSumExp(row))
+    }
+    expect(logSumExp(new Float32Array([-Infinity, -Infinity]))).toBe(-Infinity)
+    expect(logSumExp(new Float32Array([0]))).toBeCloseTo(0, 12)
+  })
+
   it("detects repetition loops", () => {
     expect(repetitionPeriod([1, 2, 3, 4, 5])).toBe(0)
     expect(repetitionPeriod([9, ...Array.from({ length: 30 }, (_, i) => [7, 8, 6][i % 3]!)])).toBe(3)
