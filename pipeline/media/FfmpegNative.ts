@@ -36,7 +36,7 @@ export const makeNativeBackend = (options: { readonly chunkSeconds: number }): D
         Effect.sync(() =>
           spawn(
             "ffmpeg",
-            ["-nostdin", "-hide_banner", "-loglevel", "error", ...inputOptions(path), "-i", path, "-vn", "-sn", "-dn", "-map", "0:a:0", "-ac",
+            ["-nostdin", "-hide_banner", "-loglevel", "error", ...inputOptions(path, "native"), "-i", path, "-vn", "-sn", "-dn", "-map", "0:a:0", "-ac",
               "1", "-ar", String(SAMPLE_RATE), "-f", "s16le", "pipe:1"],
             { stdio: ["ignore", "pipe", "pipe"] }
           )

@@ -104,7 +104,7 @@ const run = async () => {
     "-hide_banner",
     "-loglevel",
     "error",
-    ...inputOptions(input.inputPath),
+    ...inputOptions(input.inputPath, "wasm"),
     "-i",
     "/in/input",
     "-vn",

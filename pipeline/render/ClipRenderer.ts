@@ -21,6 +21,7 @@ import * as path from "node:path"
 import { Worker } from "node:worker_threads"
 import { nativeFfmpegAvailable } from "../media/FfmpegNative.ts"
 import { type CaptionStyle, captionScript, type TimedWord } from "./CaptionScript.ts"
+import { inputOptions, probeLargeWav } from "../media/LargeWav.ts"
 import { probeArgs, progressSeconds, type RenderPaths, renderArgs, sourceStreams } from "./RenderPlan.ts"
 import type { RenderWorkerInput, RenderWorkerMessage } from "./renderWorker.ts"
 
@@ -151,8 +152,16 @@ export class ClipRenderer extends Context.Service<ClipRenderer, {
             fs.rmSync(scratch, { recursive: true, force: true })
             fs.rmSync(partial, { force: true })
           })
+          // A WAV over 4 GiB whose header sizes were wrapped or capped: ffmpeg reads it to the end of
+          // the file (a clip past the stated length would find no audio), and ffprobe is not asked
+          // about it (it walks the data past the stated end as chunk headers, for minutes): such a
+          // file is one audio stream, which its format chunk already told LargeWav.
+          const inputOpts = inputOptions(spec.inputPath, native ? "native" : "wasm")
+          const largeWav = probeLargeWav(spec.inputPath) !== undefined
           return yield* Effect.gen(function*() {
-            const probed = native
+            const probed: Outcome = largeWav
+              ? { ret: 0, stderrTail: [], stdout: JSON.stringify({ streams: [{ codec_type: "audio" }] }) }
+              : native
               ? yield* nativeRun("ffprobe", probeArgs(spec.inputPath), noProgress)
               : yield* wasmRun(compiled, {
                 inputPath: spec.inputPath,
@@ -182,6 +191,7 @@ export class ClipRenderer extends Context.Service<ClipRenderer, {
               if (script !== undefined) fs.writeFileSync(captionsPath, script)
               const paths: RenderPaths = {
                 input: spec.inputPath,
+                inputOptions: inputOpts,
                 output: partial,
                 captions: script === undefined ? undefined : captionsPath,
                 fontsDir: path.dirname(font)
@@ -190,6 +200,7 @@ export class ClipRenderer extends Context.Service<ClipRenderer, {
             } else {
               const paths: RenderPaths = {
                 input: "/in/input",
+                inputOptions: inputOpts,
                 output: "/out.mp4",
                 captions: script === undefined ? undefined : "/work/captions.ass",
                 fontsDir: "/fonts"

@@ -26,6 +26,8 @@ export interface SourceStreams {
 /** Where the files of a render are, as ffmpeg sees them (WASM paths or real ones). */
 export interface RenderPaths {
   readonly input: string
+  /** ffmpeg options for the input (LargeWav's `-ignore_length 1` for a WAV over 4 GiB). */
+  readonly inputOptions?: ReadonlyArray<string>
   readonly output: string
   /** The ASS script; undefined when nothing is drawn. */
   readonly captions: string | undefined
@@ -117,6 +119,7 @@ export const renderArgs = (
     window.startSeconds.toFixed(3),
     "-t",
     duration,
+    ...(paths.inputOptions ?? []),
     "-i",
     paths.input,
     "-filter_complex",
