@@ -13,6 +13,7 @@ import tasks from "./migrations/0005_tasks.ts"
 import search from "./migrations/0006_search.ts"
 import clips from "./migrations/0007_clips.ts"
 import speakersInsights from "./migrations/0008_speakers_insights.ts"
+import purchaseIndex from "./migrations/0009_purchase_index.ts"
 
 const run = Migrator.make({})
 
@@ -24,7 +25,8 @@ export const migrations = Migrator.fromRecord({
   "0005_tasks": tasks,
   "0006_search": search,
   "0007_clips": clips,
-  "0008_speakers_insights": speakersInsights
+  "0008_speakers_insights": speakersInsights,
+  "0009_purchase_index": purchaseIndex
 })
 
 export const MigrationsLayer = Layer.effectDiscard(run({ loader: migrations, table: "verbatim_migrations" }))

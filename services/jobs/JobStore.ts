@@ -152,23 +152,20 @@ export class JobStore extends Context.Service<JobStore, {
         )
       })
 
-      const queuePosition = Effect.fn("JobStore.queuePosition")(function*(job: JobRecord) {
-        if (job.status !== "queued") return 0
-        const [row] = yield* sql<{ ahead: number }>`SELECT count(*)::int AS ahead FROM jobs
-          WHERE status = 'queued' AND deleted_at IS NULL
-          AND (created_at, id) < (${job.created_at}, ${job.id})`.pipe(Effect.orDie)
-        return row?.ahead ?? 0
-      })
-
       const queuePositions = Effect.fn("JobStore.queuePositions")(function*(jobs: ReadonlyArray<JobRecord>) {
         const queued = jobs.filter((job) => job.status === "queued")
         if (queued.length === 0) return new Map<JobId, number>()
-        // The same count as queuePosition, keyed by each job's stored (created_at, id).
+        // Queued jobs run oldest first: a job's position is the number of live queued jobs stored
+        // before it, by (created_at, id).
         const rows = yield* sql<{ id: JobId; ahead: number }>`SELECT q.id, (SELECT count(*)::int FROM jobs j
             WHERE j.status = 'queued' AND j.deleted_at IS NULL
             AND (j.created_at, j.id) < (q.created_at, q.id)) AS ahead
           FROM jobs q WHERE q.id IN ${sql.in(queued.map((job) => job.id))}`.pipe(Effect.orDie)
         return new Map(rows.map((row) => [row.id, row.ahead] as const))
+      })
+
+      const queuePosition = Effect.fn("JobStore.queuePosition")(function*(job: JobRecord) {
+        return (yield* queuePositions([job])).get(job.id) ?? 0
       })
 
       const lockedIds = Effect.fn("JobStore.lockedIds")(function*(accountId: AccountId) {

@@ -389,3 +389,22 @@ describe("balance and usage", () => {
     expect((await server.get("/v1/credits", { "X-API-Key": owner.key })).status).toBe(200)
   })
 })
+
+describe("the purchase flag of /v1/me", () => {
+  it("is read from the partial index over purchases, not from every ledger entry", async () => {
+    const owner = await server.account()
+    const plan = await server.run(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return yield* sql.withTransaction(Effect.gen(function*() {
+        // The tables are small here: take the planner's cost choice away from a sequential scan.
+        yield* sql.unsafe("SET LOCAL enable_seqscan = off")
+        const rows = yield* sql<{ "QUERY PLAN": string }>`EXPLAIN SELECT EXISTS (
+          SELECT 1 FROM ledger WHERE account_id = ${owner.accountId} AND kind = 'purchase') AS paid`
+        return rows.map((row) => row["QUERY PLAN"]).join("\n")
+      }))
+    }).pipe(Effect.orDie))
+    expect(plan).toContain("ledger_account_purchases")
+    const me = await server.get("/v1/me", { "X-API-Key": owner.key })
+    expect(me.status).toBe(200)
+  })
+})
