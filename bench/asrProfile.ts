@@ -31,8 +31,10 @@ const result = await Effect.runPromise(Effect.provide(program, localPipeline({
   idleUnloadMs: 600_000,
   reportDownloads: false,
   niceness: 0,
-  // VERBATIM_BATCH_SIZE as the service reads it, so batch sizes can be profiled too.
-  ...(process.env.VERBATIM_BATCH_SIZE ? { batchSize: Number(process.env.VERBATIM_BATCH_SIZE) } : {})
+  // VERBATIM_BATCH_SIZE, VERBATIM_BEAM_SIZE and VERBATIM_CONDITION_ON_PREVIOUS_TEXT as the service reads them.
+  ...(process.env.VERBATIM_BATCH_SIZE ? { batchSize: Number(process.env.VERBATIM_BATCH_SIZE) } : {}),
+  ...(process.env.VERBATIM_BEAM_SIZE ? { beamSize: Number(process.env.VERBATIM_BEAM_SIZE) } : {}),
+  ...(process.env.VERBATIM_CONDITION_ON_PREVIOUS_TEXT === "true" ? { conditionOnPreviousText: true } : {})
 })))
 const wall = performance.now() - started
 const stages = StageClock.snapshot()

@@ -29,6 +29,7 @@ export const pipelineOptions = (config: AppConfigShape): PipelineOptions => ({
   threads: config.threads,
   beamSize: config.beamSize,
   batchSize: config.batchSize,
+  conditionOnPreviousText: config.conditionOnPreviousText,
   idleUnloadMs: 10 * 60_000,
   reportDownloads: true,
   // The API answers first; transcription takes the CPU that is left (bench/api.ts).

@@ -24,6 +24,8 @@ export interface TranscriberOptions {
   readonly encoder?: "fp32" | "q8"
   /** Beam width of the first decoding pass (1 = greedy). */
   readonly beamSize?: number
+  /** Prompt sequentially decoded windows with the text before them (Whisper's option). */
+  readonly conditionOnPreviousText?: boolean
 }
 
 const round2 = (x: number) => Math.round(x * 100) / 100
@@ -84,6 +86,8 @@ export const TranscriberLive = (options: TranscriberOptions) =>
         let lastReport = performance.now()
 
         let language: string = request.language
+        // The file's text so far, for the next call's prompt when windows are conditioned on it.
+        let previousTokens: ReadonlyArray<number> = []
         let detected: string | null = request.language === "auto" ? null : request.language
         const segments: Array<Segment> = []
         let summary: VadSummary | undefined
@@ -97,12 +101,15 @@ export const TranscriberLive = (options: TranscriberOptions) =>
             wordTimestamps: request.wordTimestamps,
             batchSize,
             ...(options.encoder === undefined ? {} : { encoder: options.encoder }),
-            ...(options.beamSize === undefined ? {} : { beamSize: options.beamSize })
+            ...(options.beamSize === undefined ? {} : { beamSize: options.beamSize }),
+            ...(options.conditionOnPreviousText === undefined ? {} : { conditionOnPreviousText: options.conditionOnPreviousText }),
+            previousTokens
           }).pipe(Effect.mapError((error) => new TranscriptionFailed({ reason: `speech recognition failed: ${error._tag}` })))
           StageClock.add("recognition (whisper, all)", performance.now() - started)
           // The first batch fixes the language for the rest of the file.
           language = result.language
           detected = result.language
+          previousTokens = result.previousTokens
           result.windows.forEach((window, i) => {
             const packed = windows[i]!
             for (const segment of window.segments) {

@@ -60,6 +60,12 @@ export interface AppConfigShape {
    */
   readonly batchSize: number
   /**
+   * When windows are decoded one at a time (beam search, or a batch size of 1), prompt each with
+   * the text before it, as faster-whisper's `condition_on_previous_text`. Off by default: on
+   * bench/asr's recording it was no more accurate and 22 % slower with beam 5 (bench/README.md).
+   */
+  readonly conditionOnPreviousText: boolean
+  /**
    * An OpenAI-compatible chat endpoint (API root, e.g. `http://localhost:11434/v1`) for the
    * abstractive insights summary and chapter titles; unset: extractive insights only.
    */
@@ -116,6 +122,7 @@ export const knownVariables: ReadonlyArray<string> = [
   "VERBATIM_THREADS",
   "VERBATIM_BEAM_SIZE",
   "VERBATIM_BATCH_SIZE",
+  "VERBATIM_CONDITION_ON_PREVIOUS_TEXT",
   "VERBATIM_ENCODER",
   "VERBATIM_LLM_URL",
   "VERBATIM_LLM_MODEL",
@@ -179,6 +186,7 @@ const config = Config.all({
   batchSize: Config.schema(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 16 })), "VERBATIM_BATCH_SIZE").pipe(
     Config.withDefault(4)
   ),
+  conditionOnPreviousText: Config.Boolean("VERBATIM_CONDITION_ON_PREVIOUS_TEXT").pipe(Config.withDefault(false)),
   encoder: Config.Literals(["auto", "fp32", "q8"], "VERBATIM_ENCODER").pipe(Config.withDefault("auto" as const)),
   llmUrl: Config.option(Config.URL("VERBATIM_LLM_URL").pipe(Config.map((url) => url.href.replace(/\/$/, "")))),
   llmModel: Config.NonEmptyString("VERBATIM_LLM_MODEL").pipe(Config.withDefault("llama3.1")),

@@ -148,7 +148,8 @@ export const decodeBeam = Effect.fnUntraced(function*(
 
     if (step === 0) {
       // No-speech probability: softmax of the raw logits at the <|startoftranscript|> position.
-      const sotRow = logits.subarray(0, V)
+      const sotAt = (request.sotIndex ?? 0) * V
+      const sotRow = logits.subarray(sotAt, sotAt + V)
       noSpeechProb = Math.exp(sotRow[noSpeechToken]! - logSumExp(sotRow))
       if (collect) for (let pos = 0; pos < P; pos++) promptRows.push(alignRow(0, pos))
       // One window for every beam: tile its cross-attention cache once.

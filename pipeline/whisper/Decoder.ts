@@ -25,6 +25,12 @@ export interface DecodeRequest {
   /** Encoder output for this window, [1500, dModel]. */
   readonly hidden: Float32Array
   readonly prompt: ReadonlyArray<number>
+  /**
+   * Index of `<|startoftranscript|>` in `prompt` (default 0): a previous-text prompt
+   * (`<|startofprev|>` + earlier tokens) comes before it. The no-speech probability is read at
+   * this position, as OpenAI and faster-whisper do.
+   */
+  readonly sotIndex?: number
   readonly temperature: number
   readonly random: () => number
   readonly collectAlignment: boolean
@@ -153,7 +159,8 @@ export const decodeBatch = Effect.fnUntraced(function*(
       const base = (b * seq + seq - 1) * V
       if (step === 0) {
         // No-speech probability: softmax of the raw logits at the <|startoftranscript|> position.
-        const sotRow = logits.subarray(b * seq * V, b * seq * V + V)
+        const sotAt = (b * seq + (req.sotIndex ?? 0)) * V
+        const sotRow = logits.subarray(sotAt, sotAt + V)
         s.noSpeechProb = Math.exp(sotRow[noSpeechToken]! - logSumExp(sotRow))
       }
       if (req.collectAlignment) {

@@ -30,6 +30,8 @@ export interface GenerationConfigJson {
 export interface SpecialTokens {
   readonly eot: number
   readonly sot: number
+  /** `<|startofprev|>`: opens the previous-text prompt that precedes `sot`. */
+  readonly sotPrev: number
   readonly transcribe: number
   readonly translate: number
   readonly noSpeech: number
@@ -95,6 +97,7 @@ export const makeTokenizer = (tokenizer: TokenizerJson, generation: GenerationCo
   const special: SpecialTokens = {
     eot,
     sot: generation.decoder_start_token_id,
+    sotPrev: idOf(added, "<|startofprev|>"),
     transcribe: generation.task_to_id?.["transcribe"] ?? idOf(added, "<|transcribe|>"),
     translate: generation.task_to_id?.["translate"] ?? idOf(added, "<|translate|>"),
     noSpeech: added.get("<|nocaptions|>") ?? idOf(added, "<|nospeech|>"),

@@ -41,7 +41,8 @@ export const localPipeline = (options: PipelineOptions) => {
       model: options.model,
       encoder: options.encoder,
       ...(options.beamSize === undefined ? {} : { beamSize: options.beamSize }),
-      ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize })
+      ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
+      ...(options.conditionOnPreviousText === undefined ? {} : { conditionOnPreviousText: options.conditionOnPreviousText })
     }).pipe(Layer.provide(whisper)),
     FileDiarizer.layer.pipe(Layer.provide(diarizer))
   ).pipe(

@@ -101,6 +101,8 @@ export interface PipelineOptions {
   readonly beamSize?: number
   /** Whisper windows decoded together (default 4); optional for callers that predate it. */
   readonly batchSize?: number
+  /** Prompt windows decoded one at a time with the text before them (default false). */
+  readonly conditionOnPreviousText?: boolean
   /** How long an unused ONNX session stays loaded. */
   readonly idleUnloadMs: number
   /** Report model downloads on stderr. */

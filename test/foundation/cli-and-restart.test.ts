@@ -134,7 +134,7 @@ describe("configuration", () => {
   })
 
   it("refuses an invalid value, naming the variable", async () => {
-    for (const [name, value] of [["VERBATIM_PORT", "eighty"], ["VERBATIM_LOG_LEVEL", "loud"], ["VERBATIM_RATE_LIMIT_PER_MINUTE", "0"], ["VERBATIM_BEAM_SIZE", "0"], ["VERBATIM_BEAM_SIZE", "17"], ["VERBATIM_BATCH_SIZE", "0"], ["VERBATIM_BATCH_SIZE", "many"]]) {
+    for (const [name, value] of [["VERBATIM_PORT", "eighty"], ["VERBATIM_LOG_LEVEL", "loud"], ["VERBATIM_RATE_LIMIT_PER_MINUTE", "0"], ["VERBATIM_BEAM_SIZE", "0"], ["VERBATIM_BEAM_SIZE", "17"], ["VERBATIM_BATCH_SIZE", "0"], ["VERBATIM_BATCH_SIZE", "many"], ["VERBATIM_CONDITION_ON_PREVIOUS_TEXT", "maybe"]]) {
       const result = await runCli(["serve"], { ...storage.env, [name!]: value! })
       expect(result.code, name).toBe(1)
       expect(result.stderr).toContain(name!)

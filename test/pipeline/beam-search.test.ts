@@ -9,8 +9,10 @@ import { decodeBeam } from "../../pipeline/whisper/BeamSearch.ts"
 import { type DecodeRequest, decodeBatch, type DecoderDims } from "../../pipeline/whisper/Decoder.ts"
 import type { LogitRulesConfig } from "../../pipeline/whisper/LogitRules.ts"
 import { splitPass } from "../../pipeline/whisper/Segments.ts"
+import { makeLogMelExtractor } from "../../pipeline/whisper/LogMel.ts"
 import { loadWhisperModelInfo } from "../../pipeline/whisper/WhisperModel.ts"
-import { modelsDir } from "../support/paths.ts"
+import { mediaDir, modelsDir } from "../support/paths.ts"
+import { readWavPcm16 } from "../support/wav.ts"
 
 const raw = fs.readFileSync(path.join(modelsDir, "fixtures/a01_logmel_80x3000.f32"))
 const logMel = new Float32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength))
@@ -115,6 +117,50 @@ describe("decodeBeam on whisper-base (encoder fp32 + decoder q8), fixture a01", 
       expect(beam.alignment.length).toBe(req.prompt.length + tokens.length)
       const nHeads = info.dims.alignmentHeads.length
       for (const row of beam.alignment) expect(row.length).toBe(nHeads * 1500)
+    }).pipe(Effect.scoped, Effect.provide(layer)), 120_000)
+})
+
+describe("previous-text prompt (whisper-base, decoder q8)", () => {
+  it.effect("the no-speech probability is read at <|startoftranscript|> behind <|startofprev|> + earlier text", () =>
+    Effect.gen(function*() {
+      const onnx = yield* OnnxRuntime
+      const registry = yield* ModelRegistry
+      const info = yield* loadWhisperModelInfo(yield* registry.resolve("whisper-base"))
+      const encoder = yield* onnx.session(info.encoderPath.fp32, { memArena: false })
+      const decoder = yield* onnx.session(info.decoderPath, { memArena: false })
+      const features = new Float32Array(info.nMels * 3000)
+      makeLogMelExtractor(info.nMels).compute(readWavPcm16(path.join(mediaDir, "n02_noise.wav")).samples, features)
+      const out = yield* encoder.run({ input_features: new Tensor("float32", features, [1, info.nMels, 3000]) }, ["last_hidden_state"])
+      const hidden = out["last_hidden_state"]!.data as Float32Array
+      const sp = info.tokenizer.special
+      const sot = [sp.sot, sp.languages.get("en")!, sp.transcribe]
+      // a01's text as the model wrote it (with its timestamps): the earlier text of the prompt.
+      const { tokens: previous } = (yield* decodeBatch(decoder, info.dims, { ...info.rules, withTimestamps: true }, sp.noSpeech, info.maxLength, [{
+        hidden: (yield* encoder.run({ input_features: new Tensor("float32", logMel, [1, info.nMels, 3000]) }, ["last_hidden_state"]))["last_hidden_state"]!.data as Float32Array,
+        prompt: sot,
+        temperature: 0,
+        random: Math.random,
+        collectAlignment: false
+      }]))[0]!
+      const prompt = [sp.sotPrev, ...previous, ...sot]
+      const request = (sotIndex: number | undefined): DecodeRequest => ({
+        hidden,
+        prompt,
+        ...(sotIndex === undefined ? {} : { sotIndex }),
+        temperature: 0,
+        random: Math.random,
+        collectAlignment: false
+      })
+      const rules = { ...info.rules, withTimestamps: true }
+      const [plain] = yield* decodeBatch(decoder, info.dims, rules, sp.noSpeech, info.maxLength, [{ ...request(0), prompt: sot }])
+      const [atSot] = yield* decodeBatch(decoder, info.dims, rules, sp.noSpeech, info.maxLength, [request(previous.length + 1)])
+      const [atStart] = yield* decodeBatch(decoder, info.dims, rules, sp.noSpeech, info.maxLength, [request(undefined)])
+      const beam = yield* decodeBeam(decoder, info.dims, rules, sp.noSpeech, info.maxLength, request(previous.length + 1), { beamSize: 2 })
+      expect(plain!.noSpeechProb).toBeGreaterThan(0.6)
+      expect(atSot!.noSpeechProb).toBeGreaterThan(0.6)
+      expect(beam.noSpeechProb).toBeCloseTo(atSot!.noSpeechProb, 6)
+      // Read at position 0 (behind <|startofprev|>) it would be some other token's chance.
+      expect(atStart!.noSpeechProb).toBeLessThan(0.1)
     }).pipe(Effect.scoped, Effect.provide(layer)), 120_000)
 })
 

@@ -141,7 +141,7 @@ layer(testLayer("whisper-tiny.en"), { timeout: 120_000, excludeTestServices: tru
     Effect.gen(function*() {
       const whisper = yield* Whisper
       const result = yield* whisper.transcribe([{ samples: new Float32Array(0) }], { language: "auto", wordTimestamps: false })
-      expect(result).toEqual({ language: "en", windows: [{ segments: [] }] })
+      expect(result).toEqual({ language: "en", windows: [{ segments: [] }], previousTokens: [] })
     }))
 })
 
@@ -170,6 +170,51 @@ layer(testLayer("whisper-base"), { timeout: 120_000, excludeTestServices: true }
         expect(segment.temperature).toBe(0)
         expect(segment.words!.length).toBeGreaterThan(0)
       }
+    }))
+
+  it.effect("conditionOnPreviousText prompts windows decoded one at a time with the text before them", () =>
+    Effect.gen(function*() {
+      const whisper = yield* Whisper
+      const clip = load("a01_slt_budget.wav")
+      // Beam search hears "quarterly budget" on a01; greedy alone hears "core Shirley budget".
+      const beam = yield* whisper.transcribe([clip], { language: "en", wordTimestamps: false, beamSize: 5, conditionOnPreviousText: true })
+      expect(textOf(beam, 0)).toContain("quarterly budget")
+      const plain = yield* whisper.transcribe([clip], { language: "en", wordTimestamps: false, batchSize: 1 })
+      expect(textOf(plain, 0)).not.toContain("quarterly")
+      expect(plain.previousTokens).toEqual([])
+
+      // The beam's text as previous text (as the next call of a file gets it) steers greedy to
+      // "quarterly". Pink noise after it: the no-speech probability is read at the
+      // <|startoftranscript|> position behind the prompt (high, as without a prompt), but the
+      // model repeats the prompt's words with confidence, so the gate (which also needs an average
+      // log-probability below −1) lets it through — Whisper's known failure with previous text,
+      // why conditioning is off by default and why voice activity keeps noise out of windows.
+      const prompted = yield* whisper.transcribe([clip, load("n02_noise.wav")], {
+        language: "en",
+        wordTimestamps: true,
+        batchSize: 1,
+        conditionOnPreviousText: true,
+        previousTokens: beam.previousTokens
+      })
+      expect(textOf(prompted, 0)).toContain("quarterly budget")
+      const noise = prompted.windows[1]!.segments
+      for (const segment of noise) expect(segment.noSpeechProb).toBeGreaterThan(0.6)
+      const alone = yield* whisper.transcribe([load("n02_noise.wav")], { language: "en", wordTimestamps: false, batchSize: 1, conditionOnPreviousText: true })
+      expect(alone.windows[0]!.segments).toEqual([])
+      // Word times come from this audio, not from the prompt's rows.
+      const words = prompted.windows[0]!.segments.flatMap((s) => s.words!.map((w) => ({ ...w, segment: s })))
+      expect(words.length).toBeGreaterThan(10)
+      for (const w of words) {
+        expect(w.start).toBeGreaterThanOrEqual(w.segment.start)
+        expect(w.end).toBeLessThanOrEqual(w.segment.end)
+      }
+      expect(words.find((w) => w.text === "Today")!.start).toBeGreaterThan(1.5)
+      // Carried text: both calls' segments, each between its timestamps.
+      const tb = 50364
+      const carried = prompted.previousTokens
+      expect(carried.filter((t) => t >= tb).length).toBeGreaterThanOrEqual(4)
+      expect(carried.length).toBeLessThanOrEqual(223)
+      expect(carried.length).toBeGreaterThan(beam.previousTokens.length)
     }))
 
   it.effect("uses an explicit language code as the prompt language", () =>
