@@ -24,11 +24,13 @@ import { applyLogitRules, type LogitRulesConfig, logSumExp, repetitionPeriod } f
  * (`repetitionPeriod` > 0) is moved to the finished list with `looped` set, instead of being
  * extended up to the maximum length.
  *
- * Memory: the first step runs with batch 1 (the prompt over one window); its cross-attention
- * (encoder) cache is then tiled once to `beamSize` rows. Every beam attends to the same window,
- * so those rows never need reordering: later steps feed the first `live` rows (a view, no copy).
- * Only the self-attention cache (`present.*.decoder.*`, P + step positions) is gathered to the
- * chosen parents each step.
+ * Memory: the first step runs with batch 1 (the prompt over one window). Its cross-attention
+ * (encoder) cache stays one row: every beam attends to the same window, and the decoder's
+ * cross-attention products are ONNX MatMuls, which broadcast a batch of 1 over the beams' rows
+ * (logits identical to feeding the rows tiled). Not tiling it saves (beamSize − 1) copies of the
+ * cache (144 MB at beam 5 for whisper-base) and a quarter of a step's time (12.3 → 9.1 ms at
+ * beam 5, past 30: the 3 MB per layer is read once, not five times). Only the self-attention
+ * cache (`present.*.decoder.*`, P + step positions) is gathered to the chosen parents each step.
  */
 
 export interface BeamOptions {
@@ -117,7 +119,6 @@ export const decodeBeam = Effect.fnUntraced(function*(
   }
   for (const n of kvNames) feeds[`past_key_values.${n}`] = new Tensor("float32", empty, [1, H, 0, HEAD])
 
-  const encRow = H * ENC_FRAMES * HEAD
   const encoderKv: Record<string, Float32Array> = {}
   const decoderKv: Record<string, Float32Array> = {}
   const promptRows: Array<Float32Array> = []
@@ -152,17 +153,8 @@ export const decodeBeam = Effect.fnUntraced(function*(
       const sotRow = logits.subarray(sotAt, sotAt + V)
       noSpeechProb = Math.exp(sotRow[noSpeechToken]! - logSumExp(sotRow))
       if (collect) for (let pos = 0; pos < P; pos++) promptRows.push(alignRow(0, pos))
-      // One window for every beam: tile its cross-attention cache once.
-      for (const n of encoderKvNames) {
-        const one = out[`present.${n}`]!.data as Float32Array
-        if (beamSize === 1) {
-          encoderKv[n] = one
-        } else {
-          const tiled = new Float32Array(beamSize * encRow)
-          for (let b = 0; b < beamSize; b++) tiled.set(one, b * encRow)
-          encoderKv[n] = tiled
-        }
-      }
+      // One window for every beam: its cross-attention cache, fed as one row and broadcast.
+      for (const n of encoderKvNames) encoderKv[n] = out[`present.${n}`]!.data as Float32Array
     }
 
     // Candidates: top beamSize + 1 of every live hypothesis, scored by cumulative log-probability.
@@ -224,10 +216,7 @@ export const decodeBeam = Effect.fnUntraced(function*(
       use_cache_branch: new Tensor("bool", Uint8Array.of(1), [1])
     }
     for (const n of decoderKvNames) feeds[`past_key_values.${n}`] = new Tensor("float32", decoderKv[n]!, [nb, H, past, HEAD])
-    for (const n of encoderKvNames) {
-      const data = encoderKv[n]!
-      feeds[`past_key_values.${n}`] = new Tensor("float32", nb * encRow === data.length ? data : data.subarray(0, nb * encRow), [nb, H, ENC_FRAMES, HEAD])
-    }
+    for (const n of encoderKvNames) feeds[`past_key_values.${n}`] = new Tensor("float32", encoderKv[n]!, [1, H, ENC_FRAMES, HEAD])
   }
 
   // OpenAI's finalize: too few finished → the best live hypotheses compete too.

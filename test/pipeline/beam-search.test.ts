@@ -120,6 +120,44 @@ describe("decodeBeam on whisper-base (encoder fp32 + decoder q8), fixture a01", 
     }).pipe(Effect.scoped, Effect.provide(layer)), 120_000)
 })
 
+describe("cross-attention cache broadcast (whisper-base, decoder q8)", () => {
+  it.effect("one row of the cross cache fed for 3 sequences gives the logits of the same row tiled 3 times", () =>
+    Effect.gen(function*() {
+      const { decoder, info, request } = yield* setup
+      const { layers: L, heads: H, dModel: D } = info.dims
+      const req = request(true)
+      const kv: Array<string> = []
+      for (let l = 0; l < L; l++) for (const kind of ["decoder", "encoder"]) for (const x of ["key", "value"]) kv.push(`${l}.${kind}.${x}`)
+      const P = req.prompt.length
+      const first: Record<string, ort.Tensor> = {
+        input_ids: new Tensor("int64", BigInt64Array.from(req.prompt, BigInt), [1, P]),
+        encoder_hidden_states: new Tensor("float32", req.hidden, [1, 1500, D]),
+        use_cache_branch: new Tensor("bool", Uint8Array.of(0), [1])
+      }
+      for (const n of kv) first[`past_key_values.${n}`] = new Tensor("float32", new Float32Array(0), [1, H, 0, 64])
+      const out = yield* decoder.run(first, ["logits", ...kv.map((n) => `present.${n}`)])
+      const step = (tiled: boolean) => {
+        const feeds: Record<string, ort.Tensor> = {
+          input_ids: new Tensor("int64", BigInt64Array.of(50364n, 50414n, 2425n), [3, 1]),
+          encoder_hidden_states: new Tensor("float32", new Float32Array(3 * D), [3, 1, D]),
+          use_cache_branch: new Tensor("bool", Uint8Array.of(1), [1])
+        }
+        for (const n of kv) {
+          const one = out[`present.${n}`]!.data as Float32Array
+          const rows = n.includes(".decoder.") || tiled ? 3 : 1
+          const data = new Float32Array(rows * one.length)
+          for (let r = 0; r < rows; r++) data.set(one, r * one.length)
+          feeds[`past_key_values.${n}`] = new Tensor("float32", data, [rows, H, one.length / (H * 64), 64])
+        }
+        return decoder.run(feeds, ["logits"])
+      }
+      const tiled = (yield* step(true))["logits"]!.data as Float32Array
+      const broadcast = (yield* step(false))["logits"]!.data as Float32Array
+      expect(broadcast.length).toBe(3 * info.rules.vocabSize)
+      expect(Array.from(broadcast)).toEqual(Array.from(tiled))
+    }).pipe(Effect.scoped, Effect.provide(layer)), 120_000)
+})
+
 describe("previous-text prompt (whisper-base, decoder q8)", () => {
   it.effect("the no-speech probability is read at <|startoftranscript|> behind <|startofprev|> + earlier text", () =>
     Effect.gen(function*() {
@@ -209,8 +247,9 @@ const toySession = (runs: Array<number>): OnnxSession => ({
         const pastKey = feeds["past_key_values.0.decoder.key"]!
         const past = pastKey.dims[2]!
         const encKey = feeds["past_key_values.0.encoder.key"]!
-        if (past > 0 && encKey.dims[0] !== nb) throw new Error(`cross cache has ${encKey.dims[0]} rows for ${nb}`)
-        if (past > 0 && (encKey.data as Float32Array).length !== nb * 1500 * 64) throw new Error("cross cache data size")
+        // The cross cache is one window's: fed as a single row, broadcast over the beams.
+        if (past > 0 && encKey.dims[0] !== 1) throw new Error(`cross cache has ${encKey.dims[0]} rows for ${nb} beams`)
+        if (past > 0 && (encKey.data as Float32Array).length !== 1500 * 64) throw new Error("cross cache data size")
         const total = past + seq
         const present = new Float32Array(nb * total * 64)
         const logits = new Float32Array(nb * seq * V)
