@@ -87,6 +87,45 @@ export const compactRows = (data: Float32Array, rowSize: number, keep: ReadonlyA
   return data.subarray(0, keep.length * rowSize)
 }
 
+/**
+ * The first step of a batch, one window per run, its outputs joined along the batch axis.
+ * Why not one run: onnxruntime holds the batch's cross-attention cache (12 × 12 MB at batch 4 for
+ * whisper-base) while the binding copies it out, so the first step was the pipeline's memory peak
+ * (two copies of it). One window at a time, onnxruntime holds one window's share. It also makes a
+ * window's cross-attention projections independent of its batch-mates (the q8 decoder quantizes
+ * its activations over the whole input).
+ */
+const firstStepByWindow = Effect.fnUntraced(function*(
+  session: OnnxSession,
+  feeds: Readonly<Record<string, OrtTensor>>,
+  outputs: ReadonlyArray<string>,
+  B: number
+): Effect.fn.Return<Record<string, OrtTensor>, OnnxRunError> {
+  const joined: Record<string, { data: Float32Array; dims: Array<number> }> = {}
+  for (let b = 0; b < B; b++) {
+    const one: Record<string, OrtTensor> = {}
+    for (const [name, tensor] of Object.entries(feeds)) {
+      if (name === "use_cache_branch" || tensor.dims[0] !== B) {
+        one[name] = tensor
+        continue
+      }
+      const rowSize = tensor.size / B
+      const data = tensor.data as Float32Array | BigInt64Array
+      one[name] = new Tensor(tensor.type, data.subarray(b * rowSize, (b + 1) * rowSize), [1, ...tensor.dims.slice(1)])
+    }
+    const out = yield* session.run(one, outputs)
+    for (const name of outputs) {
+      const t = out[name]!
+      const data = t.data as Float32Array
+      const target = joined[name] ??= { data: new Float32Array(B * data.length), dims: [B, ...t.dims.slice(1)] }
+      target.data.set(data, b * data.length)
+    }
+  }
+  const result: Record<string, OrtTensor> = {}
+  for (const [name, { data, dims }] of Object.entries(joined)) result[name] = new Tensor("float32", data, dims)
+  return result
+})
+
 export const decodeBatch = Effect.fnUntraced(function*(
   session: OnnxSession,
   dims: DecoderDims,
@@ -142,7 +181,9 @@ export const decodeBatch = Effect.fnUntraced(function*(
 
   for (let step = 0;; step++) {
     const t0 = performance.now()
-    const out = yield* session.run(feeds, step === 0 ? firstOutputs : nextOutputs)
+    const out = step === 0 && B > 1
+      ? yield* firstStepByWindow(session, feeds, firstOutputs, B)
+      : yield* session.run(feeds, step === 0 ? firstOutputs : nextOutputs)
     const t1 = performance.now()
     StageClock.add(step === 0 ? "decoder first step (onnx)" : "decoder steps (onnx)", t1 - t0)
     const seq = step === 0 ? P : 1

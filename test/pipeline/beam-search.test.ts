@@ -120,6 +120,26 @@ describe("decodeBeam on whisper-base (encoder fp32 + decoder q8), fixture a01", 
     }).pipe(Effect.scoped, Effect.provide(layer)), 120_000)
 })
 
+describe("decodeBatch's first step (whisper-base, decoder q8)", () => {
+  it.effect("runs window by window: a window's no-speech probability and first token do not depend on its batch-mate", () =>
+    Effect.gen(function*() {
+      const { decoder, info, request, rules } = yield* setup
+      const req = request(true)
+      // A batch-mate with 3× larger activations: over one joint run it would set the q8 decoder's
+      // activation scale for both windows.
+      const loud: DecodeRequest = { ...req, hidden: req.hidden.map((x) => 3 * x) }
+      const noSpeech = info.tokenizer.special.noSpeech
+      const [alone] = yield* decodeBatch(decoder, info.dims, rules(true), noSpeech, info.maxLength, [req])
+      const [first, second] = yield* decodeBatch(decoder, info.dims, rules(true), noSpeech, info.maxLength, [req, loud])
+      const [loudAlone] = yield* decodeBatch(decoder, info.dims, rules(true), noSpeech, info.maxLength, [loud])
+      expect(first!.noSpeechProb).toBe(alone!.noSpeechProb)
+      expect(first!.tokens[0]).toBe(alone!.tokens[0])
+      expect(second!.noSpeechProb).toBe(loudAlone!.noSpeechProb)
+      expect(first!.noSpeechProb).not.toBe(second!.noSpeechProb)
+      expect(info.tokenizer.decode(first!.tokens)).toMatch(/^ Good morning,? everyone\./)
+    }).pipe(Effect.scoped, Effect.provide(layer)), 120_000)
+})
+
 describe("cross-attention cache broadcast (whisper-base, decoder q8)", () => {
   it.effect("one row of the cross cache fed for 3 sequences gives the logits of the same row tiled 3 times", () =>
     Effect.gen(function*() {
