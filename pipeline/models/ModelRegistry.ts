@@ -175,8 +175,10 @@ export class ModelRegistry extends Context.Service<ModelRegistry, {
           const dir = path.resolve(options.modelsDir, spec.folder)
           const missing = () => spec.files.filter((f) => !present(path.join(dir, f.file), f.bytes))
           if (missing().length > 0) {
+            // What is missing is decided under the lock: a caller that waited for another's download
+            // finds the files there instead of fetching them again.
             yield* lock.withPermits(1)(
-              Effect.forEach(missing(), (f) => download(spec, f, path.join(dir, f.file)), { discard: true })
+              Effect.suspend(() => Effect.forEach(missing(), (f) => download(spec, f, path.join(dir, f.file)), { discard: true }))
             )
           }
           const known = new Set(spec.files.map((f) => f.file))

@@ -111,6 +111,24 @@ describe("ModelRegistry downloads", () => {
     }).pipe(Effect.scoped, Effect.ensuring(Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))))
   })
 
+  it.live("concurrent first uses of a missing model download each file once", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "verbatim-models-"))
+    return Effect.gen(function*() {
+      const { url, requests } = yield* serveModels
+      const layer = ModelRegistry.layer({ modelsDir: dir, baseUrl: url, models: [smallSpec] })
+      // One registry (as one process has), three jobs asking at once.
+      const models = yield* Effect.gen(function*() {
+        const registry = yield* ModelRegistry
+        return yield* Effect.all([1, 2, 3].map(() => registry.resolve("tiny-configs")), { concurrency: "unbounded" })
+      }).pipe(Effect.provide(layer))
+      expect(models.length).toBe(3)
+      expect(requests.length).toBe(smallSpec.files.length)
+      for (const f of smallSpec.files) {
+        expect(fs.readFileSync(models[2]!.file(f.file))).toEqual(fs.readFileSync(path.join(modelsDir, "whisper-tiny.en", f.file)))
+      }
+    }).pipe(Effect.scoped, Effect.ensuring(Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))))
+  })
+
   it.live("rejects a file whose sha256 does not match and leaves nothing behind", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "verbatim-models-"))
     const wrong: ModelSpec = { ...smallSpec, files: [{ ...smallSpec.files[0]!, sha256: "0".repeat(64) }] }
