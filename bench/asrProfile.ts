@@ -34,7 +34,7 @@ const result = await Effect.runPromise(Effect.provide(program, localPipeline({
   // VERBATIM_BATCH_SIZE, VERBATIM_BEAM_SIZE and VERBATIM_CONDITION_ON_PREVIOUS_TEXT as the service reads them.
   ...(process.env.VERBATIM_BATCH_SIZE ? { batchSize: Number(process.env.VERBATIM_BATCH_SIZE) } : {}),
   ...(process.env.VERBATIM_BEAM_SIZE ? { beamSize: Number(process.env.VERBATIM_BEAM_SIZE) } : {}),
-  ...(process.env.VERBATIM_CONDITION_ON_PREVIOUS_TEXT === "true" ? { conditionOnPreviousText: true } : {})
+  ...(["true", "yes", "on", "1"].includes(process.env.VERBATIM_CONDITION_ON_PREVIOUS_TEXT ?? "") ? { conditionOnPreviousText: true } : {})
 })))
 const wall = performance.now() - started
 const stages = StageClock.snapshot()

@@ -62,7 +62,7 @@ export interface AppConfigShape {
   /**
    * When windows are decoded one at a time (beam search, or a batch size of 1), prompt each with
    * the text before it, as faster-whisper's `condition_on_previous_text`. Off by default: on
-   * bench/asr's recording it was no more accurate and 22 % slower with beam 5 (bench/README.md).
+   * bench/asr's recording it was no more accurate and slower (whisper-base, beam 5: 32.5 → 48.5 s in-process) (bench/README.md).
    */
   readonly conditionOnPreviousText: boolean
   /**

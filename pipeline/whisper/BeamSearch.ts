@@ -152,7 +152,8 @@ export const decodeBeam = Effect.fnUntraced(function*(
       const sotAt = (request.sotIndex ?? 0) * V
       const sotRow = logits.subarray(sotAt, sotAt + V)
       noSpeechProb = Math.exp(sotRow[noSpeechToken]! - logSumExp(sotRow))
-      if (collect) for (let pos = 0; pos < P; pos++) promptRows.push(alignRow(0, pos))
+      // Alignment rows from <|startoftranscript|> on, as decodeBatch collects them.
+      if (collect) for (let pos = request.sotIndex ?? 0; pos < P; pos++) promptRows.push(alignRow(0, pos))
       // One window for every beam: its cross-attention cache, fed as one row and broadcast.
       for (const n of encoderKvNames) encoderKv[n] = out[`present.${n}`]!.data as Float32Array
     }

@@ -46,8 +46,10 @@ export interface DecodeResult {
   readonly looped: number
   /**
    * When collected: the alignment heads' cross-attention over the 1500 encoder frames for
-   * every input position, [nHeads * 1500] each — prompt positions first, so row P − 1 + k
-   * is the one that produced generated token k (and row P − 1 + n the terminating token).
+   * every input position from `<|startoftranscript|>` on (a previous-text prompt before it is
+   * not aligned to this audio), [nHeads * 1500] each — prompt positions first, so with
+   * P = prompt length − sotIndex, row P − 1 + k is the one that produced generated token k
+   * (and row P − 1 + n the terminating token).
    */
   readonly alignment: Array<Float32Array>
 }
@@ -206,7 +208,7 @@ export const decodeBatch = Effect.fnUntraced(function*(
       }
       if (req.collectAlignment) {
         // One row per input position: every prompt position at the first step, then the new token.
-        for (let pos = 0; pos < seq; pos++) {
+        for (let pos = step === 0 ? (req.sotIndex ?? 0) : 0; pos < seq; pos++) {
           const a = new Float32Array(nAlign * ENC_FRAMES)
           dims.alignmentHeads.forEach(([l, h], k) => {
             const c = cross[alignLayers.indexOf(l)]!

@@ -57,7 +57,7 @@ export interface TranscribeOptions {
    * pass with the text before it (`<|startofprev|>` + up to 223 earlier tokens), reset after a
    * pass decoded above temperature 0.5 — faster-whisper's `condition_on_previous_text` and
    * `prompt_reset_on_temperature`. Default from the layer (false: measured no more accurate on
-   * bench/asr's recording and 22 % slower with beam 5). Batched greedy decoding has no previous
+   * bench/asr's recording, and slower: bench/README.md). Batched greedy decoding has no previous
    * text to give: the windows of a batch are decoded together.
    */
   readonly conditionOnPreviousText?: boolean
@@ -328,7 +328,7 @@ export class Whisper extends Context.Service<Whisper, {
             language = info.multilingual ? opts.language : "en"
           }
           if (queue.length === 0) {
-            return { language: language ?? "en", windows: segmentsOf.map((segments) => ({ segments })), previousTokens: context }
+            return { language: language ?? "en", windows: segmentsOf.map((segments) => ({ segments })), previousTokens: context.slice(-maxPrevious) }
           }
 
           const featureBuffers = new Map<number, Float32Array>()
@@ -439,10 +439,10 @@ export class Whisper extends Context.Service<Whisper, {
               // row that produced it (row P − 1 + k for generated token k).
               let rowTimes: Array<number> | undefined
               const textIndex = tokens.flatMap((t, k) => (t < info.tokenizer.special.eot ? [k] : []))
-              // Rows from <|startoftranscript|> on: the previous-text prompt is not aligned to this audio.
+              // Rows start at <|startoftranscript|>: the previous-text prompt is not aligned to this audio.
               const P = prompt.length - sotIndex
               if (opts.wordTimestamps && nHeads > 0 && textIndex.length > 0) {
-                const rows = r.alignment.slice(sotIndex, sotIndex + P + tokens.length)
+                const rows = r.alignment.slice(0, P + tokens.length)
                 rowTimes = StageClock.time("word alignment (DTW)", () => tokenStartTimes(rows, nHeads, Math.ceil(pass.samples.length / (2 * 160))))
               }
               const timeOfRow = (row: number) => rowTimes![Math.min(row, rowTimes!.length - 1)]!

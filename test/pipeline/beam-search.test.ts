@@ -141,7 +141,7 @@ describe("decodeBatch's first step (whisper-base, decoder q8)", () => {
 })
 
 describe("cross-attention cache broadcast (whisper-base, decoder q8)", () => {
-  it.effect("one row of the cross cache fed for 3 sequences gives the logits of the same row tiled 3 times", () =>
+  it.effect("one row of the cross cache fed for 3 sequences gives the logits and cross-attention of the same row tiled 3 times", () =>
     Effect.gen(function*() {
       const { decoder, info, request } = yield* setup
       const { layers: L, heads: H, dModel: D } = info.dims
@@ -169,12 +169,19 @@ describe("cross-attention cache broadcast (whisper-base, decoder q8)", () => {
           for (let r = 0; r < rows; r++) data.set(one, r * one.length)
           feeds[`past_key_values.${n}`] = new Tensor("float32", data, [rows, H, one.length / (H * 64), 64])
         }
-        return decoder.run(feeds, ["logits"])
+        return decoder.run(feeds, ["logits", "cross_attentions.5"])
       }
-      const tiled = (yield* step(true))["logits"]!.data as Float32Array
-      const broadcast = (yield* step(false))["logits"]!.data as Float32Array
+      const tiledOut = yield* step(true)
+      const broadcastOut = yield* step(false)
+      const tiled = tiledOut["logits"]!.data as Float32Array
+      const broadcast = broadcastOut["logits"]!.data as Float32Array
       expect(broadcast.length).toBe(3 * info.rules.vocabSize)
       expect(Array.from(broadcast)).toEqual(Array.from(tiled))
+      // Word alignment reads one row of cross-attention per sequence: three rows, as tiled.
+      expect(broadcastOut["cross_attentions.5"]!.dims).toEqual([3, H, 1, 1500])
+      expect(Array.from(broadcastOut["cross_attentions.5"]!.data as Float32Array)).toEqual(
+        Array.from(tiledOut["cross_attentions.5"]!.data as Float32Array)
+      )
     }).pipe(Effect.scoped, Effect.provide(layer)), 120_000)
 })
 
@@ -219,6 +226,13 @@ describe("previous-text prompt (whisper-base, decoder q8)", () => {
       expect(beam.noSpeechProb).toBeCloseTo(atSot!.noSpeechProb, 6)
       // Read at position 0 (behind <|startofprev|>) it would be some other token's chance.
       expect(atStart!.noSpeechProb).toBeLessThan(0.1)
+      // Alignment rows start at <|startoftranscript|>: the earlier text is not aligned to this audio.
+      const sotAt = previous.length + 1
+      const [aligned] = yield* decodeBatch(decoder, info.dims, rules, sp.noSpeech, info.maxLength, [{ ...request(sotAt), collectAlignment: true }])
+      const beamAligned = yield* decodeBeam(decoder, info.dims, rules, sp.noSpeech, info.maxLength, { ...request(sotAt), collectAlignment: true }, { beamSize: 1 })
+      expect(aligned!.alignment.length).toBe(prompt.length - sotAt + aligned!.tokens.length)
+      expect(beamAligned.alignment.length).toBe(aligned!.alignment.length)
+      expect(Array.from(beamAligned.alignment[0]!)).toEqual(Array.from(aligned!.alignment[0]!))
     }).pipe(Effect.scoped, Effect.provide(layer)), 120_000)
 })
 
