@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { type OnnxRunError, type OnnxSession, type OrtTensor, Tensor } from "../onnx/OnnxRuntime.ts"
 import { StageClock } from "../StageClock.ts"
-import { type DecodeRequest, type DecodeResult, type DecoderDims, takeRows } from "./Decoder.ts"
+import { type DecodeRequest, type DecodeResult, type DecoderDims, firstStepFeeds, takeRows } from "./Decoder.ts"
 import { applyLogitRules, type LogitRulesConfig, logSumExp, repetitionPeriod } from "./LogitRules.ts"
 
 /**
@@ -111,13 +111,7 @@ export const decodeBeam = Effect.fnUntraced(function*(
   const firstOutputs = ["logits", ...kvNames.map((n) => `present.${n}`), ...crossNames]
   const nextOutputs = ["logits", ...decoderKvNames.map((n) => `present.${n}`), ...crossNames]
 
-  const empty = new Float32Array(0)
-  let feeds: Record<string, OrtTensor> = {
-    input_ids: new Tensor("int64", BigInt64Array.from(request.prompt, (t) => BigInt(t)), [1, P]),
-    encoder_hidden_states: new Tensor("float32", request.hidden, [1, ENC_FRAMES, D]),
-    use_cache_branch: new Tensor("bool", Uint8Array.of(0), [1])
-  }
-  for (const n of kvNames) feeds[`past_key_values.${n}`] = new Tensor("float32", empty, [1, H, 0, HEAD])
+  let feeds: Record<string, OrtTensor> = firstStepFeeds(dims, request.prompt, request.hidden)
 
   const encoderKv: Record<string, Float32Array> = {}
   const decoderKv: Record<string, Float32Array> = {}

@@ -89,6 +89,22 @@ export const compactRows = (data: Float32Array, rowSize: number, keep: ReadonlyA
   return data.subarray(0, keep.length * rowSize)
 }
 
+/** Feeds of a first step over one window: the whole prompt, no cache yet. */
+export const firstStepFeeds = (dims: DecoderDims, prompt: ReadonlyArray<number>, hidden: Float32Array): Record<string, OrtTensor> => {
+  const feeds: Record<string, OrtTensor> = {
+    input_ids: new Tensor("int64", BigInt64Array.from(prompt, (t) => BigInt(t)), [1, prompt.length]),
+    encoder_hidden_states: new Tensor("float32", hidden, [1, ENC_FRAMES, dims.dModel]),
+    use_cache_branch: new Tensor("bool", Uint8Array.of(0), [1])
+  }
+  const empty = new Float32Array(0)
+  for (let l = 0; l < dims.layers; l++) {
+    for (const kind of ["decoder", "encoder"]) {
+      for (const kv of ["key", "value"]) feeds[`past_key_values.${l}.${kind}.${kv}`] = new Tensor("float32", empty, [1, dims.heads, 0, HEAD])
+    }
+  }
+  return feeds
+}
+
 /**
  * The first step of a batch, one window per run, its outputs joined along the batch axis.
  * Why not one run: onnxruntime holds the batch's cross-attention cache (12 × 12 MB at batch 4 for
@@ -97,25 +113,17 @@ export const compactRows = (data: Float32Array, rowSize: number, keep: ReadonlyA
  * window's cross-attention projections independent of its batch-mates (the q8 decoder quantizes
  * its activations over the whole input).
  */
-const firstStepByWindow = Effect.fnUntraced(function*(
+const firstStep = Effect.fnUntraced(function*(
   session: OnnxSession,
-  feeds: Readonly<Record<string, OrtTensor>>,
-  outputs: ReadonlyArray<string>,
-  B: number
+  dims: DecoderDims,
+  requests: ReadonlyArray<DecodeRequest>,
+  outputs: ReadonlyArray<string>
 ): Effect.fn.Return<Record<string, OrtTensor>, OnnxRunError> {
+  const B = requests.length
+  if (B === 1) return yield* session.run(firstStepFeeds(dims, requests[0]!.prompt, requests[0]!.hidden), outputs)
   const joined: Record<string, { data: Float32Array; dims: Array<number> }> = {}
-  for (let b = 0; b < B; b++) {
-    const one: Record<string, OrtTensor> = {}
-    for (const [name, tensor] of Object.entries(feeds)) {
-      if (name === "use_cache_branch" || tensor.dims[0] !== B) {
-        one[name] = tensor
-        continue
-      }
-      const rowSize = tensor.size / B
-      const data = tensor.data as Float32Array | BigInt64Array
-      one[name] = new Tensor(tensor.type, data.subarray(b * rowSize, (b + 1) * rowSize), [1, ...tensor.dims.slice(1)])
-    }
-    const out = yield* session.run(one, outputs)
+  for (const [b, r] of requests.entries()) {
+    const out = yield* session.run(firstStepFeeds(dims, r.prompt, r.hidden), outputs)
     for (const name of outputs) {
       const t = out[name]!
       const data = t.data as Float32Array
@@ -124,7 +132,7 @@ const firstStepByWindow = Effect.fnUntraced(function*(
     }
   }
   const result: Record<string, OrtTensor> = {}
-  for (const [name, { data, dims }] of Object.entries(joined)) result[name] = new Tensor("float32", data, dims)
+  for (const [name, { data, dims: shape }] of Object.entries(joined)) result[name] = new Tensor("float32", data, shape)
   return result
 })
 
@@ -136,18 +144,12 @@ export const decodeBatch = Effect.fnUntraced(function*(
   maxLength: number,
   requests: ReadonlyArray<DecodeRequest>
 ): Effect.fn.Return<Array<DecodeResult>, OnnxRunError> {
-  const B = requests.length
   const P = requests[0]!.prompt.length
   const { layers: L, heads: H, dModel: D } = dims
   const V = rules.vocabSize
   const collect = requests.some((r) => r.collectAlignment)
   const alignLayers = [...new Set(dims.alignmentHeads.map(([l]) => l))]
   const nAlign = dims.alignmentHeads.length
-
-  const hidden = new Float32Array(B * ENC_FRAMES * D)
-  requests.forEach((r, i) => hidden.set(r.hidden, i * ENC_FRAMES * D))
-  const ids = new BigInt64Array(B * P)
-  requests.forEach((r, i) => r.prompt.forEach((t, j) => (ids[i * P + j] = BigInt(t))))
 
   const kvNames: Array<string> = []
   for (let l = 0; l < L; l++) for (const kind of ["decoder", "encoder"]) for (const kv of ["key", "value"]) kvNames.push(`${l}.${kind}.${kv}`)
@@ -166,13 +168,8 @@ export const decodeBatch = Effect.fnUntraced(function*(
   }))
   let rows = live.slice() // batch row → live entry
 
-  const empty = new Float32Array(0)
-  let feeds: Record<string, OrtTensor> = {
-    input_ids: new Tensor("int64", ids, [B, P]),
-    encoder_hidden_states: new Tensor("float32", hidden, [B, ENC_FRAMES, D]),
-    use_cache_branch: new Tensor("bool", Uint8Array.of(0), [1])
-  }
-  for (const n of kvNames) feeds[`past_key_values.${n}`] = new Tensor("float32", empty, [B, H, 0, HEAD])
+  // Cached steps' feeds; the first step builds its own per window.
+  let feeds: Record<string, OrtTensor> = {}
   const firstOutputs = ["logits", ...kvNames.map((n) => `present.${n}`), ...crossNames]
   const nextOutputs = ["logits", ...decoderKvNames.map((n) => `present.${n}`), ...crossNames]
 
@@ -183,9 +180,7 @@ export const decodeBatch = Effect.fnUntraced(function*(
 
   for (let step = 0;; step++) {
     const t0 = performance.now()
-    const out = step === 0 && B > 1
-      ? yield* firstStepByWindow(session, feeds, firstOutputs, B)
-      : yield* session.run(feeds, step === 0 ? firstOutputs : nextOutputs)
+    const out = step === 0 ? yield* firstStep(session, dims, requests, firstOutputs) : yield* session.run(feeds, nextOutputs)
     const t1 = performance.now()
     StageClock.add(step === 0 ? "decoder first step (onnx)" : "decoder steps (onnx)", t1 - t0)
     const seq = step === 0 ? P : 1
@@ -280,19 +275,7 @@ export const languageLogits = Effect.fnUntraced(function*(
   sot: number,
   languageIds: ReadonlyArray<number>
 ): Effect.fn.Return<Array<number>, OnnxRunError> {
-  const { layers: L, heads: H, dModel: D } = dims
-  const feeds: Record<string, OrtTensor> = {
-    input_ids: new Tensor("int64", BigInt64Array.of(BigInt(sot)), [1, 1]),
-    encoder_hidden_states: new Tensor("float32", hidden, [1, ENC_FRAMES, D]),
-    use_cache_branch: new Tensor("bool", Uint8Array.of(0), [1])
-  }
-  const empty = new Float32Array(0)
-  for (let l = 0; l < L; l++) {
-    for (const kind of ["decoder", "encoder"]) {
-      for (const kv of ["key", "value"]) feeds[`past_key_values.${l}.${kind}.${kv}`] = new Tensor("float32", empty, [1, H, 0, HEAD])
-    }
-  }
-  const out = yield* session.run(feeds, ["logits"])
+  const out = yield* session.run(firstStepFeeds(dims, [sot], hidden), ["logits"])
   const logits = out["logits"]!.data as Float32Array
   return languageIds.map((id) => logits[id]!)
 })
