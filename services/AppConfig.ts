@@ -139,6 +139,13 @@ export const knownVariables: ReadonlyArray<string> = [
   "VERBATIM_SHUTDOWN_GRACE_SECONDS"
 ]
 
+/**
+ * Variables the README documents for clients (curl examples, the typed client): a shell that
+ * follows the quick start exports them and then runs `npm start` or the admin CLI, so the
+ * strict check passes them by. The server never reads them.
+ */
+export const clientVariables: ReadonlyArray<string> = ["VERBATIM_KEY"]
+
 const positiveInt = (name: string, fallback: number) =>
   Config.schema(Schema.Int.check(Schema.isGreaterThan(0)), name).pipe(Config.withDefault(fallback))
 
@@ -243,7 +250,7 @@ export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("ver
     AppConfig,
     Effect.gen(function*() {
       const names = yield* verbatimVariables.pipe(Effect.orElseSucceed(() => []))
-      const unknown = names.filter((name) => !knownVariables.includes(name))
+      const unknown = names.filter((name) => !knownVariables.includes(name) && !clientVariables.includes(name))
       if (unknown.length > 0) return yield* new UnknownConfigVariable({ names: unknown })
       return AppConfig.of(yield* config)
     })
