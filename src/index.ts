@@ -46,7 +46,7 @@ export interface VerbatimClient {
   /** txt, srt, vtt and json as text; docx as bytes. */
   render(transcript: Transcript, format: Exclude<TranscriptFormat, "docx">): Promise<string>
   render(transcript: Transcript, format: "docx"): Promise<Uint8Array>
-  /** Summary, chapters, key points and action items of a transcript (30 words at least). */
+  /** Summary, chapters, key points and action items of a transcript (3 words at least). */
   insights(transcript: Transcript): Promise<Insights>
   /**
    * Indexes a transcript for `search` under an id of your choosing (again: replaces it).

@@ -3,7 +3,10 @@
  * sentence embeddings, no network.
  *
  * - summary: centrality of each sentence (its mean cosine to all other sentences), damped for
- *   sentences under 8 words, then MMR (λ = 0.7) for `summarySize(n)` sentences, in spoken order.
+ *   sentences under 8 words, then MMR (λ = 0.7) for `summarySize(n)` sentences, in spoken order;
+ *   a recording of 1–3 sentences is its own summary.
+ * Short recordings (down to `MIN_WORDS`, 3 words) go the same way with sizes that shrink with
+ * them: a few topics, a quote only when a sentence is quotable, one chapter.
  * - quotes: sentences of 6–45 words ending in "." or "!", not opening with a dangling word
  *   ("and", "so", "it", "but", "because"…, `DANGLING_OPENINGS`); salience = centrality plus the
  *   share of top topics they mention; MMR (λ = 0.6) for `quoteCount(n)`, preferring sentences not
@@ -37,9 +40,12 @@ const MAX_OCCURRENCES = 20
 const TITLE_SIMILARITY_WEIGHT = 0.8
 
 const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x))
-export const summarySize = (n: number) => Math.min(n, clamp(Math.round(n / 6), 2, 7))
+/** Up to 3 sentences (a voice memo) are their own summary; longer talks get about one in six. */
+export const summarySize = (n: number) => (n <= 3 ? n : Math.min(n, clamp(Math.round(n / 6), 2, 7)))
 export const quoteCount = (n: number) => clamp(Math.round(n / 8), 1, 5)
-export const topicCount = (words: number) => clamp(Math.round(words / 25), 5, 10)
+/** One phrase per 8 words under 125 words (a 22-word memo gets 3), else one per 25 words, 5–10. */
+export const topicCount = (words: number) =>
+  words < 125 ? clamp(Math.round(words / 8), 1, 5) : clamp(Math.round(words / 25), 5, 10)
 
 const round2 = (x: number) => Math.round(x * 100) / 100
 

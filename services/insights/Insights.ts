@@ -9,8 +9,9 @@
  * the grounding check; `providers` says which provider produced each field.
  *
  * Errors:
- * - NotEnoughSpeech when the transcript has fewer than `MIN_WORDS` words (30): too little to
- *   summarize (→ 409 `NO_SPEECH`).
+ * - NotEnoughSpeech when the transcript detected no speech or has fewer than `MIN_WORDS` words
+ *   (3): next to nothing was said (→ 409 `NO_SPEECH`). A sentence or two is speech: a voice memo
+ *   gets a summary, topics and quotes sized to it (`Extractive.ts`).
  * - InsightsUnavailable when the LLM endpoint times out, answers 5xx/429 or cannot be reached
  *   (`retryable: true`), answers another 4xx (`retryable: false`: a configuration error), or
  *   when the embedding model fails (a defect of the Embedder, `retryable: true`) (→ 503).
@@ -26,8 +27,12 @@ import { LlmClient, type LlmFailure, type LlmOptions } from "./LlmClient.ts"
 import { llmFields } from "./LlmInsights.ts"
 import { splitSentences } from "./Sentences.ts"
 
-/** Fewer words than this → NotEnoughSpeech (409 `NO_SPEECH`). */
-export const MIN_WORDS = 30
+/**
+ * Fewer words than this → NotEnoughSpeech (409 `NO_SPEECH`). Three words is the shortest thing
+ * that still says something ("Call me back."); one or two are a cough, a "yes", a stray word
+ * the recogniser heard in noise. Same value as the contract's `insightsMinimumWords`.
+ */
+export const MIN_WORDS = 3
 
 export interface GenerateOptions {
   /** `auto` (default): the LLM when configured, checked, else extractive. `extractive`: never the LLM. */
@@ -64,7 +69,7 @@ export class Insights extends Context.Service<Insights, {
 
       const generate = Effect.fn("Insights.generate")(function*(transcript: Transcript, generateOptions?: GenerateOptions) {
         const sentences = splitSentences(transcript.segments)
-        const words = sentences.reduce((a, s) => a + s.tokens.length, 0)
+        const words = transcript.speech_detected ? sentences.reduce((a, s) => a + s.tokens.length, 0) : 0
         if (words < MIN_WORDS) return yield* new NotEnoughSpeech({ words, minimum: MIN_WORDS })
         const base = yield* extractive(transcript, sentences, embed)
         if (Option.isNone(llm) || generateOptions?.provider === "extractive") return base.insights

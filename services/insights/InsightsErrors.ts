@@ -1,7 +1,7 @@
 /**
  * The two ways insight generation fails:
- * - NotEnoughSpeech: the transcript has fewer than `minimum` words (`MIN_WORDS`), too little to
- *   summarize. Permanent for this transcript; the endpoint answers 409 `NO_SPEECH`.
+ * - NotEnoughSpeech: no speech was detected, or the transcript has fewer than `minimum` words
+ *   (`MIN_WORDS`, 3): next to nothing to summarize. Permanent for this transcript; the endpoint answers 409 `NO_SPEECH`.
  * - InsightsUnavailable: generation could not complete (the LLM endpoint timed out, answered 5xx
  *   or could not be reached; the embedding model failed). The endpoint answers 503 with
  *   `Retry-After` when `retryable`; nothing is stored.

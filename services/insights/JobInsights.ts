@@ -4,7 +4,7 @@
  *
  * Order of answers: 404 for a job that is not the caller's; 409 NOT_READY until it is done;
  * 402 `transcript_locked` (with the price list and a pay link) for a locked job; 409 NO_SPEECH
- * when the transcript has no speech or fewer than `MIN_WORDS` words. Then stored insights for
+ * when the transcript has no speech or fewer than `MIN_WORDS` (3) words. Then stored insights for
  * the current transcript are answered at once. Otherwise the request enqueues the job's
  * `insights` task (one per job, so concurrent first requests share one generation) and waits
  * for it, up to `waitMs`, reading the store and the task row: stored → answered; the task's
@@ -57,7 +57,7 @@ export class JobInsights extends Context.Service<JobInsights, {
 
         const noSpeech = (words: number) =>
           new NoSpeech({
-            error: `The transcript has too little speech to summarize (${words} words; insights need at least ${MIN_WORDS}).`,
+            error: `The transcript has next to no speech (${words} words; insights need at least ${MIN_WORDS}).`,
             words,
             minimum_words: MIN_WORDS
           })

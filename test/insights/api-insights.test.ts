@@ -5,8 +5,9 @@
  * is checked for content (summary sentences said in the transcript, the subject's words among the
  * topics, quotes timed inside their segments, the speakers' names), generated once — a second
  * call and concurrent first calls are served from one generation — and generated again after a
- * correction. Every error: 404 for another account's job, 409 NOT_READY, 409 NO_SPEECH (silence;
- * a short clip under the word bound), 402 transcript_locked with pay links.
+ * correction. A one-voice memo of two sentences (a01) gets insights sized to it. Every error: 404
+ * for another account's job, 409 NOT_READY, 409 NO_SPEECH (silence), 402 transcript_locked with
+ * pay links.
  *
  * Generation failure: a server whose LLM endpoint (a test double that never answers) times out
  * answers 503 INSIGHTS_UNAVAILABLE with Retry-After and stores nothing; its transcripts come from
@@ -167,17 +168,38 @@ describe("insights with the real pipeline", () => {
     expect(generations(server, id)).toBe(3)
   })
 
-  it("answers 409 NO_SPEECH for silence and for a clip under the word bound", async () => {
+  it("answers 409 NO_SPEECH for silence; a one-voice memo of two sentences (a01) gets insights", async () => {
     expect(insightsMinimumWords).toBe(MIN_WORDS)
     await waitForJob(server, key, jobs["n01"]!, undefined, { timeoutMs: 120_000, intervalMs: 500 })
-    await expectError(await insightsOf(server, key, jobs["n01"]!), 409, "NO_SPEECH")
-    await waitForJob(server, key, jobs["a01"]!, undefined, { timeoutMs: 120_000, intervalMs: 500 })
-    const short = await insightsOf(server, key, jobs["a01"]!)
-    const body = await short.clone().json() as { words: number; minimum_words: number }
-    await expectError(short, 409, "NO_SPEECH")
-    expect(body.minimum_words).toBe(MIN_WORDS)
-    expect(body.words).toBeGreaterThan(0)
-    expect(body.words).toBeLessThan(MIN_WORDS)
+    const silence = await insightsOf(server, key, jobs["n01"]!)
+    const body = await silence.clone().json() as { words: number; minimum_words: number }
+    await expectError(silence, 409, "NO_SPEECH")
+    expect(body).toMatchObject({ words: 0, minimum_words: MIN_WORDS })
+
+    const id = jobs["a01"]!
+    await waitForJob(server, key, id, undefined, { timeoutMs: 120_000, intervalMs: 500 })
+    const response = await insightsOf(server, key, id)
+    // The answer is the one /openapi.json documents for 200.
+    const checker = makeChecker(await (await server.get("/openapi.json")).json())
+    expect((await checker.check("GET", `${server.url}/v1/jobs/${id}/insights`, response.clone())).status).toBe(200)
+    const insights = await okInsights(response)
+    const transcript = await (await request(server, "GET", `/v1/jobs/${id}/result?format=json`, key)).json() as Transcript
+    const spoken = normalize(transcript.text)
+    expect(spoken.split(" ").length).toBeLessThan(30)
+    // Sized to the memo: its sentences are the summary, a few topics, one chapter, at most one quote.
+    expect(normalize(insights.summary.text)).toBe(spoken)
+    expect(insights.summary.sentences.length).toBeGreaterThanOrEqual(1)
+    expect(insights.summary.sentences.length).toBeLessThanOrEqual(3)
+    expect(insights.topics.length).toBeGreaterThanOrEqual(1)
+    expect(insights.topics.length).toBeLessThanOrEqual(4)
+    const phrases = insights.topics.map((t) => t.phrase.toLowerCase())
+    expect(phrases.some((p) => /budget|hiring|support team/.test(p)), phrases.join(", ")).toBe(true)
+    for (const phrase of phrases) expect(spoken).toContain(normalize(phrase))
+    expect(insights.quotes.length).toBeLessThanOrEqual(1)
+    for (const quote of insights.quotes) expect(spoken).toContain(normalize(quote.text))
+    expect(insights.chapters.length).toBe(1)
+    expect(insights.chapters[0]!.title.length).toBeGreaterThan(0)
+    expect(insights.speakers).toEqual([])
   })
 
   it("answers 402 transcript_locked with pay links for a locked job", async () => {

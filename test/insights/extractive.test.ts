@@ -147,17 +147,65 @@ describe("Insights (extractive, real MiniLM)", () => {
         }
       }))
 
-    it.effect(`NotEnoughSpeech under ${MIN_WORDS} words (an a01 clip is 21 words), empty transcripts too`, () =>
+    it.effect("short recordings (1–3 sentences) get insights sized to them", () =>
       Effect.gen(function*() {
         const insights = yield* Insights
-        const short = yield* insights.generate(textsTranscript([manifest["a01_slt_budget.wav"]!.text])).pipe(Effect.flip)
-        if (short._tag !== "NotEnoughSpeech") return assert.fail(`expected NotEnoughSpeech, got ${short._tag}`)
-        assert.deepStrictEqual({ words: short.words, minimum: short.minimum }, { words: 21, minimum: 30 })
+        const a01 = manifest["a01_slt_budget.wav"]!.text
+        const cases = [
+          // a01: one voice memo of two sentences (21 words).
+          { texts: [a01], sentences: 2 },
+          { texts: ["The new hiring plan for the support team starts in March."], sentences: 1 },
+          { texts: [a01, "Please bring the spending figures for the last three months."], sentences: 3 },
+          { texts: ["Call me back."], sentences: 1 }
+        ]
+        for (const { texts, sentences } of cases) {
+          const transcript = textsTranscript(texts)
+          const short = yield* insights.generate(transcript)
+          Schema.decodeUnknownSync(InsightsPayload)(JSON.parse(JSON.stringify(short)))
+          const full = squash(transcript.text)
+          // The summary is the recording's own sentences, each once, in spoken order.
+          assert.strictEqual(short.summary.sentences.length, sentences, texts.join(" "))
+          assert.strictEqual(squash(short.summary.text), full)
+          // A few topics, each said, none repeated; never more than one per 8 words (at least one).
+          const words = full.split(" ").length
+          assert.isAtMost(short.topics.length, Math.max(1, Math.round(words / 8)))
+          assert.strictEqual(new Set(short.topics.map((t) => t.phrase)).size, short.topics.length)
+          for (const t of short.topics) {
+            assert.include(full, t.phrase)
+            assert.isAtLeast(t.count, 1)
+          }
+          // Quotes only out of quotable sentences; one chapter spanning the recording.
+          for (const q of short.quotes) {
+            assert.include(full, squash(q.text))
+            assert.isAtLeast(q.text.split(" ").length, 6)
+          }
+          assert.strictEqual(short.chapters.length, 1)
+          assert.strictEqual(short.chapters[0]!.start, transcript.segments[0]!.start)
+          assert.isAbove(short.chapters[0]!.title.length, 0)
+          assert.include(full, squash(short.chapters[0]!.gist))
+        }
+        // a01: the budget is a topic; its second sentence is the quote.
+        const memo = yield* insights.generate(textsTranscript([a01]))
+        assert.isAtLeast(memo.topics.length, 2)
+        assert.match(memo.topics.map((t) => t.phrase).join(" | "), /budget/)
+        assert.deepStrictEqual(memo.quotes.map((q) => q.text), [a01.slice(a01.indexOf("Today"))])
+        // Three words of which none is a content word: a summary, no topics, no quote.
+        const bare = yield* insights.generate(textsTranscript(["Yes, thank you."]))
+        assert.strictEqual(bare.summary.text, "Yes, thank you.")
+        assert.deepStrictEqual([bare.topics, bare.quotes], [[], []])
+      }))
+
+    it.effect(`NotEnoughSpeech only for next to no speech: under ${MIN_WORDS} words, empty, or no speech detected`, () =>
+      Effect.gen(function*() {
+        const insights = yield* Insights
+        assert.strictEqual(MIN_WORDS, 3)
+        const two = yield* insights.generate(textsTranscript(["Yes, okay."])).pipe(Effect.flip)
+        assert.deepStrictEqual(two, new NotEnoughSpeech({ words: 2, minimum: 3 }))
         const empty = yield* insights.generate(textsTranscript([])).pipe(Effect.flip)
-        assert.deepStrictEqual(empty, new NotEnoughSpeech({ words: 0, minimum: 30 }))
-        // Two clips (42 words) are enough.
-        const two = yield* insights.generate(textsTranscript([manifest["a01_slt_budget.wav"]!.text, manifest["a02_kal_weather.wav"]!.text]))
-        assert.isAtLeast(two.summary.sentences.length, 1)
+        assert.deepStrictEqual(empty, new NotEnoughSpeech({ words: 0, minimum: 3 }))
+        const undetected = yield* insights.generate({ ...textsTranscript(["Thanks for watching the video."]), speech_detected: false })
+          .pipe(Effect.flip)
+        assert.deepStrictEqual(undetected, new NotEnoughSpeech({ words: 0, minimum: 3 }))
       }))
   })
 

@@ -12,8 +12,8 @@ import { InsightsNotAvailable, NoSpeech, NotFound, NotReady, pathIdErrors, Payme
 import { JobIdParam } from "./JobsApi.ts"
 import { RequireAccount } from "./Security.ts"
 
-/** Fewer words than this in the transcript → 409 NO_SPEECH. */
-export const insightsMinimumWords = 30
+/** Fewer words than this in the transcript (next to no speech) → 409 NO_SPEECH. */
+export const insightsMinimumWords = 3
 
 export const InsightsAnswer = Schema.Struct({ insights: Insights })
 export type InsightsAnswer = typeof InsightsAnswer.Type
