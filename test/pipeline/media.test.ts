@@ -6,6 +6,7 @@ import * as path from "node:path"
 import { decodeFailure, ffmpegReason } from "../../pipeline/media/DecodeErrors.ts"
 import { nativeFfmpegAvailable } from "../../pipeline/media/FfmpegNative.ts"
 import { MediaDecoder, SAMPLE_RATE } from "../../pipeline/media/MediaDecoder.ts"
+import { nativeFfmpegRuns } from "../support/nativeFfmpeg.ts"
 import { readWavPcm16 as readWav, writeRepeatedWav } from "../support/wav.ts"
 
 const media = path.resolve(import.meta.dirname, "../../../shared/media")
@@ -187,7 +188,7 @@ describe("MediaDecoder (wasm)", () => {
   })
 })
 
-describe.skipIf(!nativeFfmpegAvailable())("MediaDecoder (native ffmpeg on PATH)", () => {
+describe.runIf(nativeFfmpegRuns("MediaDecoder (native ffmpeg on PATH)"))("MediaDecoder (native ffmpeg on PATH)", () => {
   it.layer(MediaDecoder.layer({ backend: "native", chunkSeconds: 2 }))((it) => {
     it.effect("resolves to the native backend", () =>
       Effect.gen(function*() {

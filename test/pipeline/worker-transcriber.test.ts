@@ -274,7 +274,18 @@ describe("pipeline worker", () => {
   it.live("fails with TranscriptionFailed when the worker cannot build its pipeline", () =>
     Effect.gen(function*() {
       const transcriber = yield* Transcriber
-      const exit = yield* Effect.exit(transcriber.transcribe(request(media("a01_slt_budget.wav")), ignore))
+      // The worker starts on the first call with a copy of this thread's environment: a PATH of one
+      // empty folder makes "native" unbuildable there whether or not this machine has an ffmpeg.
+      const emptyDir = fs.mkdtempSync(path.join(scratch, "no-ffmpeg-"))
+      const exit = yield* Effect.acquireUseRelease(
+        Effect.sync(() => {
+          const saved = process.env["PATH"]
+          process.env["PATH"] = emptyDir
+          return saved
+        }),
+        () => Effect.exit(transcriber.transcribe(request(media("a01_slt_budget.wav")), ignore)),
+        (saved) => Effect.sync(() => void (process.env["PATH"] = saved))
+      )
       const error = Exit.isFailure(exit) ? Cause.findErrorOption(exit.cause) : undefined
       expect(error?._tag === "Some" && error.value._tag).toBe("TranscriptionFailed")
       expect(error?._tag === "Some" && error.value.reason).toMatch(/could not start: .*no ffmpeg on PATH/)
