@@ -20,6 +20,7 @@ import {
 import type { Caller } from "../../src/contract/api/Security.ts"
 import { billableMinutes } from "../../src/contract/domain/Catalog.ts"
 import type { SubmitAnswer } from "../../src/contract/domain/Job.ts"
+import { languageRefusal } from "../../src/contract/domain/Languages.ts"
 import { plans } from "../../src/contract/domain/Plan.ts"
 import { AppConfig } from "../AppConfig.ts"
 import { Billing } from "../billing/Billing.ts"
@@ -59,6 +60,12 @@ export interface AdmitRequest {
 }
 
 export class Admission extends Context.Service<Admission, {
+  /**
+   * 422 unless the configured model transcribes `language` (absent: `auto`). The Schema only
+   * knows Whisper's whole list; an English-only model takes `en` and `auto` alone. `loc` is
+   * where the field sits in the request (`["body", "language"]` unless given).
+   */
+  checkLanguage(language: string | undefined, loc?: ReadonlyArray<string>): Effect.Effect<void, ValidationFailed>
   /** The header as sent; undefined when absent; 400 BAD_IDEMPOTENCY_KEY when malformed. */
   checkIdempotencyKey(raw: string | undefined): Effect.Effect<string | undefined, BadIdempotencyKey>
   /**
@@ -71,7 +78,8 @@ export class Admission extends Context.Service<Admission, {
    * samples are free previews). `durationSeconds` when the container told us.
    */
   creditCheck(caller: Caller, durationSeconds: number | undefined, base: string): Effect.Effect<void, PaymentRequired>
-  admit(request: AdmitRequest): Effect.Effect<Admitted, RateLimited | ConcurrencyLimit>
+  /** Also checks the job's language (`checkLanguage`), so no submit path queues a job its model cannot run. */
+  admit(request: AdmitRequest): Effect.Effect<Admitted, RateLimited | ConcurrencyLimit | ValidationFailed>
 }>()("verbatim/intake/Admission") {
   static readonly layer = Layer.effect(
     Admission,
@@ -84,6 +92,14 @@ export class Admission extends Context.Service<Admission, {
       const fetcher = yield* SafeFetcher
       const billing = yield* Billing
       const paywall = yield* Paywall
+
+      const checkLanguage = Effect.fn("Admission.checkLanguage")(
+        function*(language: string | undefined, loc: ReadonlyArray<string> = ["body", "language"]) {
+          const refusal = languageRefusal(config.model, language ?? "auto")
+          if (refusal === undefined) return
+          return yield* new ValidationFailed({ error: refusal, code: "VALIDATION_FAILED", detail: [{ loc, msg: refusal }] })
+        }
+      )
 
       const checkIdempotencyKey = Effect.fn("Admission.checkIdempotencyKey")(function*(raw: string | undefined) {
         if (raw === undefined) return undefined
@@ -147,6 +163,7 @@ export class Admission extends Context.Service<Admission, {
 
       const admit = Effect.fn("Admission.admit")(function*(request: AdmitRequest) {
         const { caller } = request
+        yield* checkLanguage(request.job.language).pipe(Effect.tapError(() => request.release))
         const replayOf = (job: { readonly id: SubmitAnswer["job_id"]; readonly status: SubmitAnswer["status"] }) =>
           Effect.as(request.release, { answer: { job_id: job.id, status: job.status }, replay: true })
 
@@ -200,7 +217,7 @@ export class Admission extends Context.Service<Admission, {
         return { answer, replay: false }
       })
 
-      return Admission.of({ checkIdempotencyKey, checkWebhook, creditCheck, admit })
+      return Admission.of({ checkLanguage, checkIdempotencyKey, checkWebhook, creditCheck, admit })
     })
   )
 }

@@ -22,6 +22,7 @@ import { TranscriptAccess } from "../../services/transcripts/TranscriptAccess.ts
 import { maxFileBytes } from "../contract/api/JobsApi.ts"
 import type { AccountCaller } from "../contract/api/Security.ts"
 import { JobId } from "../contract/domain/Ids.ts"
+import { Language, whisperLanguages } from "../contract/domain/Languages.ts"
 import { makeBearerAuth } from "./BearerAuth.ts"
 import { openAiError, renderedFormat, type ResponseFormat, responseFormats, verboseJson } from "./OpenAiFormats.ts"
 import { publicBaseUrl } from "./PublicUrl.ts"
@@ -37,6 +38,8 @@ export class OpenAiRefusal extends Schema.TaggedError<OpenAiRefusal>()("OpenAiRe
 }) {}
 
 const invalid = (param: string, error: string) => new OpenAiRefusal({ status: 400, error, code: "invalid_value", param })
+
+const isLanguage = Schema.is(Language)
 
 /** How often the waiting request looks at its job. */
 const pollEvery = "250 millis"
@@ -58,7 +61,12 @@ const readForm = (fields: Record<string, Array<string>>) =>
       return yield* invalid("response_format", `response_format must be one of ${responseFormats.join(", ")}`)
     }
     const language = one("language") ?? "auto"
-    if (!/^(auto|[a-z]{2})$/.test(language)) return yield* invalid("language", "language must be an ISO-639-1 code such as en")
+    if (!isLanguage(language)) {
+      return yield* invalid(
+        "language",
+        `language must be an ISO-639-1 code Whisper knows (${whisperLanguages.join(", ")}), not \`${language}\``
+      )
+    }
     const temperature = one("temperature")
     if (temperature !== undefined && !(Number(temperature) >= 0 && Number(temperature) <= 1)) {
       return yield* invalid("temperature", "temperature must be a number between 0 and 1")
@@ -156,6 +164,8 @@ const handler = Effect.gen(function*() {
           unreadable: () => invalid("file", "the multipart body could not be read")
         })
         const form = yield* readForm(fields)
+        // The configured model's own list (an English-only model takes `en` and `auto`).
+        yield* admission.checkLanguage(form.language).pipe(Effect.mapError((refused) => invalid("language", refused.error)))
         if (file === undefined) return yield* invalid("file", "you must provide a file parameter")
         const duration = yield* intake.checkDuration(file.key)
         yield* admission.creditCheck(caller, duration, publicBaseUrl(config, request))

@@ -107,6 +107,7 @@ export const SubmitHandlers = HttpApiBuilder.group(
             Effect.mapError((error) => validationFailed(error.issue, "body")),
             Effect.tapError(() => release)
           )
+          yield* admission.checkLanguage(options.language).pipe(Effect.tapError(() => release))
           if (file === undefined) {
             return yield* new ValidationFailed({
               error: "The request has no file: send it as the multipart part `file`.",
@@ -137,6 +138,7 @@ export const SubmitHandlers = HttpApiBuilder.group(
         Effect.gen(function*() {
           const caller = yield* CurrentCaller
           const idempotencyKey = yield* admission.checkIdempotencyKey(headers["idempotency-key"])
+          yield* admission.checkLanguage(payload.language)
           const webhookUrl = yield* admission.checkWebhook(caller, payload.webhook_url)
           yield* admission.creditCheck(caller, undefined, publicBaseUrl(config, request))
           const resolved = yield* resolver.resolve(payload.url).pipe(

@@ -81,6 +81,7 @@ export const UploadHandlers = HttpApiBuilder.group(
           const contentType = payload.content_type ?? "application/octet-stream"
           const extension = yield* intake.accept(payload.filename, contentType)
           if (payload.size_bytes > maxFileBytes) return yield* fileTooLarge()
+          yield* admission.checkLanguage(payload.language)
           yield* admission.checkWebhook(caller, payload.webhook_url)
           yield* admission.creditCheck(caller, undefined, baseUrl)
           const jobId = JobId.make(crypto.randomUUID())
@@ -138,6 +139,11 @@ export const UploadHandlers = HttpApiBuilder.group(
               detail: [{ loc: ["body", "options"], msg: "Differs from the upload ticket" }]
             })
           }
+          // The ticket's language passed at init; the model may have changed since.
+          yield* admission.checkLanguage(
+            String((ticket.options as Record<string, unknown>)["language"] ?? "auto"),
+            ["body", "options", "language"]
+          )
           const now = yield* Clock.currentTimeMillis
           if (ticket.received_bytes === null) {
             if (now > ticket.expires_at.getTime()) {

@@ -16,9 +16,11 @@ import {
   expectJobShape,
   getJob,
   listJobs,
+  postJson,
   rawRequest,
   request,
   submitFile,
+  submitUrl,
   waitForJob
 } from "../support/jobsClient.ts"
 import { mediaDir } from "../support/paths.ts"
@@ -89,6 +91,15 @@ describe("POST /v1/transcribe", () => {
     expect(result.status).toBe(200)
     expect(result.headers.get("content-type")).toMatch(/application\/json/)
     expect(await result.json()).toMatchObject({ text: standInText, speech_detected: true })
+  })
+
+  it("takes `auto` on the English-only model", async () => {
+    const answer = await accepted(await submitFile(server, {
+      key,
+      file: { name: "auto.wav", bytes: tinyWav() },
+      fields: { language: "auto" }
+    }))
+    expect(await waitForJob(server, key, answer.job_id)).toMatchObject({ status: "done", language: "en" })
   })
 
   it("takes the `source` field and leaves it `upload` by default", async () => {
@@ -163,6 +174,43 @@ describe("POST /v1/transcribe refusals create no job and keep no file", () => {
       "VALIDATION_FAILED"
     )
     expect(body["detail"]).toEqual([expect.objectContaining({ loc: ["body", "language"] })])
+  })
+
+  it("refuses a code Whisper does not know (zz) with 422 naming the field and saying where the codes are", async () => {
+    const body = await expectError(
+      await submitFile(server, { key, file: { name: "a.wav", bytes: tinyWav() }, fields: { language: "zz" } }),
+      422,
+      "VALIDATION_FAILED"
+    )
+    expect(body["detail"]).toEqual([{ loc: ["body", "language"], msg: expect.stringContaining("/openapi.json") }])
+  })
+
+  // The test server runs whisper-tiny.en (test/support/server.ts): English only.
+  it("refuses a language the English-only model cannot transcribe (fr) on every submit path, keyless too", async () => {
+    const englishOnly = (body: Record<string, unknown>, loc: ReadonlyArray<string> = ["body", "language"]) => {
+      expect(body["error"]).toMatch(/whisper-tiny\.en is English-only: language must be `en` or `auto`/)
+      expect(body["detail"]).toEqual([{ loc, msg: body["error"] }])
+    }
+    englishOnly(await expectError(
+      await submitFile(server, { key, file: { name: "a.wav", bytes: tinyWav() }, fields: { language: "fr" } }),
+      422,
+      "VALIDATION_FAILED"
+    ))
+    englishOnly(await expectError(
+      await submitFile(server, { file: { name: "a.wav", bytes: tinyWav() }, fields: { language: "de" } }),
+      422,
+      "VALIDATION_FAILED"
+    ))
+    englishOnly(await expectError(
+      await submitUrl(server, key, { url: "https://example.com/episode.mp3", language: "fr" }),
+      422,
+      "VALIDATION_FAILED"
+    ))
+    englishOnly(await expectError(
+      await postJson(server, "/v1/uploads/init", { filename: "a.wav", size_bytes: 100, language: "es" }, key),
+      422,
+      "VALIDATION_FAILED"
+    ))
   })
 
   it("refuses a non-boolean diarize with 422", async () => {

@@ -140,6 +140,24 @@ describe("OpenAI-compatible transcriptions", () => {
     expect(await openAiBody(notMedia)).toMatchObject({ code: "bad_ext", param: "file" })
   })
 
+  it("refuses a language Whisper does not know, or the English-only model cannot transcribe, with 400 invalid_value before any job", async () => {
+    const headers = { authorization: `Bearer ${key}` }
+    const file = new Blob([tinyWav() as Uint8Array<ArrayBuffer>], { type: "audio/wav" })
+    const jobsBefore = (await listJobs(server, key)).total
+    const unknown = await post(formWith({ model: "whisper-1", language: "zz" }, file), headers)
+    expect(unknown.status).toBe(400)
+    const unknownBody = await openAiBody(unknown)
+    expect(unknownBody).toMatchObject({ type: "invalid_request_error", code: "invalid_value", param: "language" })
+    expect(unknownBody.message).toMatch(/en, zh, de/)
+    // The test server runs whisper-tiny.en.
+    const french = await post(formWith({ model: "whisper-1", language: "fr" }, file), headers)
+    expect(french.status).toBe(400)
+    const frenchBody = await openAiBody(french)
+    expect(frenchBody).toMatchObject({ type: "invalid_request_error", code: "invalid_value", param: "language" })
+    expect(frenchBody.message).toMatch(/English-only/)
+    expect((await listJobs(server, key)).total).toBe(jobsBefore)
+  })
+
   it("answers a job that fails with its code, and the failed job stays listed", async () => {
     const failure = (await clientFor(key).audio.transcriptions.create({
       file: await toFile(tinyWav({ fail: "noaudio" }), "empty.wav", { type: "audio/wav" }),

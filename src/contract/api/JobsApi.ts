@@ -7,6 +7,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { JobList, JobSource, JobStatus, JobView, SubmitAnswer } from "../domain/Job.ts"
 import { Transcript, TranscriptFormat } from "../domain/Transcript.ts"
+import { Language } from "../domain/Languages.ts"
 import {
   BadIdempotencyKey,
   ClaimTokenRequired,
@@ -39,9 +40,7 @@ export const maxAudioSeconds = 10 * 3600
 
 export const JobIdParam = Schema.String.check(Schema.isUUID()).annotate({ description: "A job id (UUID)." })
 
-export const Language = Schema.String.check(Schema.isPattern(/^(auto|[a-z]{2})$/)).annotate({
-  description: "ISO 639-1 code or `auto` (detect)."
-})
+export { Language } from "../domain/Languages.ts"
 
 const options = {
   language: Schema.optionalKey(Language),
