@@ -6,7 +6,7 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import { Duration, Effect, Layer, Option, Redacted } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
-import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { HttpApiBuilder } from "effect/http-api"
 import { createServer } from "node:http"
 import { Accounts } from "../services/Accounts.ts"
 import { ApiKeys } from "../services/ApiKeys.ts"
@@ -82,6 +82,7 @@ import { UploadHandlers, UploadTransferHandlers } from "../src/http/UploadHandle
 import { McpRoutes } from "../src/http/McpHandlers.ts"
 import { OpenAiRoutes } from "../src/http/OpenAiTranscriptions.ts"
 import { MetricsRoute, ReadyRoute, RequestMetrics } from "../src/http/OpsRoutes.ts"
+import { DocsRoute } from "../src/http/DocsPage.ts"
 import { Readiness } from "../services/ops/Readiness.ts"
 import { ServiceMetrics } from "../services/ops/ServiceMetrics.ts"
 
@@ -224,7 +225,7 @@ const MetricsServerLayer = Layer.unwrap(AppConfig.useSync((config) =>
     : Layer.empty
 ))
 
-const Routes = Layer.mergeAll(ApiRoutes, BearerRoutes, OpsLayer, HttpApiScalar.layer(Api, { path: "/docs" }), EdgeMiddleware)
+const Routes = Layer.mergeAll(ApiRoutes, BearerRoutes, OpsLayer, DocsRoute, EdgeMiddleware)
 
 const HttpServerLayer = Layer.unwrap(
   AppConfig.useSync((config) =>

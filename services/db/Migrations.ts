@@ -14,6 +14,7 @@ import search from "./migrations/0006_search.ts"
 import clips from "./migrations/0007_clips.ts"
 import speakersInsights from "./migrations/0008_speakers_insights.ts"
 import purchaseIndex from "./migrations/0009_purchase_index.ts"
+import mediaTypeDeleted from "./migrations/0010_media_type_deleted.ts"
 
 const run = Migrator.make({})
 
@@ -26,7 +27,8 @@ export const migrations = Migrator.fromRecord({
   "0006_search": search,
   "0007_clips": clips,
   "0008_speakers_insights": speakersInsights,
-  "0009_purchase_index": purchaseIndex
+  "0009_purchase_index": purchaseIndex,
+  "0010_media_type_deleted": mediaTypeDeleted
 })
 
 export const MigrationsLayer = Layer.effectDiscard(run({ loader: migrations, table: "verbatim_migrations" }))

@@ -11,6 +11,7 @@ import { MediaDecoder } from "../../pipeline/media/MediaDecoder.ts"
 import { FileTooLarge, UnsupportedMedia, ValidationFailed } from "../../src/contract/api/Errors.ts"
 import { maxAudioSeconds } from "../../src/contract/api/JobsApi.ts"
 import { acceptedExtensions, extensionOf, isAcceptedMime } from "../../src/contract/domain/MediaTypes.ts"
+import { type MediaHints, mediaTypeFrom } from "../playback/MediaType.ts"
 import { MediaStorage } from "../storage/MediaStorage.ts"
 
 export { mediaKeys } from "../storage/MediaKeys.ts"
@@ -65,9 +66,10 @@ export class MediaIntake extends Context.Service<MediaIntake, {
   /**
    * Looks at the stored bytes: a recognised non-media format, or plain text, is refused with
    * 415 BAD_MIME before a job exists. Unrecognised binary goes on (the decoder has the last
-   * word: a file it cannot read ends the job `NO_AUDIO`).
+   * word: a file it cannot read ends the job `NO_AUDIO`). Answers the type playback will
+   * serve the media as (`mediaTypeFrom`, with the name and declared type as hints).
    */
-  sniff(objectKey: string): Effect.Effect<void, UnsupportedMedia>
+  sniff(objectKey: string, hints?: MediaHints): Effect.Effect<string, UnsupportedMedia>
   /**
    * The stored object's duration when its container declares one; 413 FILE_TOO_LONG over
    * 10 hours. A probe that takes over 30 s counts as unknown (the run finds out later).
@@ -117,12 +119,12 @@ export class MediaIntake extends Context.Service<MediaIntake, {
         return duration
       })
 
-      const sniff = Effect.fn("MediaIntake.sniff")(function*(objectKey: string) {
+      const sniff = Effect.fn("MediaIntake.sniff")(function*(objectKey: string, hints: MediaHints = {}) {
         const path = yield* storage.localPath(objectKey).pipe(Effect.orDie)
         const detected = yield* Effect.promise(() => fileTypeFromFile(path).catch(() => undefined))
         if (detected !== undefined) {
           // ASF is the container of wma/wmv.
-          if (isAcceptedMime(detected.mime) || detected.mime === "application/vnd.ms-asf") return
+          if (isAcceptedMime(detected.mime) || detected.mime === "application/vnd.ms-asf") return mediaTypeFrom(detected.mime, hints)
           return yield* new UnsupportedMedia({
             error: `The file's content is ${detected.mime} (.${detected.ext}), not audio or video.`,
             code: "BAD_MIME"
@@ -131,6 +133,7 @@ export class MediaIntake extends Context.Service<MediaIntake, {
         if (looksLikeText(yield* readHead(path))) {
           return yield* new UnsupportedMedia({ error: "The file's content is text, not audio or video.", code: "BAD_MIME" })
         }
+        return mediaTypeFrom(undefined, hints)
       })
 
       return MediaIntake.of({ accept, sniff, checkDuration })

@@ -20,6 +20,8 @@ export const JobRecord = Schema.Struct({
   object_key: Schema.NullOr(Schema.String),
   size_bytes: Schema.NullOr(BigIntNumber),
   content_type: Schema.NullOr(Schema.String),
+  /** The type playback serves, sniffed when the media was accepted; null on rows from before (sniffed on first play). */
+  media_type: Schema.NullOr(Schema.String),
   input_url: Schema.NullOr(Schema.String),
   /** jsonb arrives parsed from Postgres; as text from drivers that do not parse it. */
   resolved_media: Schema.NullOr(Schema.Union([ResolvedMedia, Schema.fromJsonString(ResolvedMedia)])),
@@ -62,6 +64,8 @@ export interface NewJob {
   readonly objectKey: string | null
   readonly sizeBytes: number | null
   readonly contentType: string | null
+  /** What playback serves the stored media as (see `MediaType`); absent until the media is stored (links). */
+  readonly mediaType?: string | null | undefined
   readonly inputUrl: string | null
   readonly resolvedMedia: ResolvedMedia | null
   readonly language: string

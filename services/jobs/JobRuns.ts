@@ -46,7 +46,7 @@ export class JobRuns extends Context.Service<JobRuns, {
   /** Records progress; false once the run lost the job (deleted, ended, or claimed by a newer run). */
   heartbeat(id: JobId, token: string, progress: number, facts?: { readonly audioDurationSeconds?: number }): Effect.Effect<boolean>
   /** A link job's media, once downloaded, becomes the job's stored object. */
-  attachMedia(id: JobId, token: string, media: { readonly objectKey: string; readonly sizeBytes: number; readonly contentType: string | null }): Effect.Effect<boolean>
+  attachMedia(id: JobId, token: string, media: { readonly objectKey: string; readonly sizeBytes: number; readonly contentType: string | null; readonly mediaType: string }): Effect.Effect<boolean>
   /** Stores the outcome so far and a `next` task for the job; Some(task id) unless the run lost the job. */
   handOff(id: JobId, token: string, outcome: Outcome, next: TaskKind): Effect.Effect<Option.Option<string>>
   /** What `handOff` stored, for the follow-up run. */
@@ -94,10 +94,10 @@ export class JobRuns extends Context.Service<JobRuns, {
       const attachMedia = Effect.fn("JobRuns.attachMedia")(function*(
         id: JobId,
         token: string,
-        media: { readonly objectKey: string; readonly sizeBytes: number; readonly contentType: string | null }
+        media: { readonly objectKey: string; readonly sizeBytes: number; readonly contentType: string | null; readonly mediaType: string }
       ) {
         const rows = yield* sql`UPDATE jobs SET object_key = ${media.objectKey}, size_bytes = ${media.sizeBytes},
-            content_type = COALESCE(${media.contentType}, content_type)
+            content_type = COALESCE(${media.contentType}, content_type), media_type = ${media.mediaType}
           WHERE id = ${id} AND run_token = ${token} RETURNING id`.pipe(Effect.orDie)
         return rows.length > 0
       })

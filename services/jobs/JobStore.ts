@@ -47,6 +47,8 @@ export class JobStore extends Context.Service<JobStore, {
    * otherwise cost one query per queued job); jobs that are not queued are absent (position 0).
    */
   queuePositions(jobs: ReadonlyArray<JobRecord>): Effect.Effect<ReadonlyMap<JobId, number>>
+  /** Records the served type of a row from before `media_type` existed (sniffed on its first play). */
+  recordMediaType(id: JobId, mediaType: string): Effect.Effect<void>
   /** Ids of the account's locked (unpaid) jobs that are not deleted. */
   lockedIds(accountId: AccountId): Effect.Effect<ReadonlyArray<JobId>>
   /** Soft delete: the job disappears from reads; files stay for the restore window. */
@@ -102,6 +104,7 @@ export class JobStore extends Context.Service<JobStore, {
               object_key: job.objectKey,
               size_bytes: job.sizeBytes,
               content_type: job.contentType,
+              media_type: job.mediaType ?? null,
               input_url: job.inputUrl,
               resolved_media: job.resolvedMedia === null ? null : JSON.stringify(job.resolvedMedia),
               language_requested: job.language,
@@ -168,6 +171,10 @@ export class JobStore extends Context.Service<JobStore, {
         return (yield* queuePositions([job])).get(job.id) ?? 0
       })
 
+      const recordMediaType = Effect.fn("JobStore.recordMediaType")(function*(id: JobId, mediaType: string) {
+        yield* sql`UPDATE jobs SET media_type = ${mediaType} WHERE id = ${id} AND media_type IS NULL`.pipe(Effect.orDie)
+      })
+
       const lockedIds = Effect.fn("JobStore.lockedIds")(function*(accountId: AccountId) {
         const rows = yield* sql<{ id: JobId }>`SELECT id FROM jobs
           WHERE account_id = ${accountId} AND locked AND deleted_at IS NULL`.pipe(Effect.orDie)
@@ -229,6 +236,7 @@ export class JobStore extends Context.Service<JobStore, {
         getMany,
         queuePosition,
         queuePositions,
+        recordMediaType,
         lockedIds,
         remove,
         restore,

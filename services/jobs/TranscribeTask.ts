@@ -14,6 +14,7 @@ import type { JobId } from "../../src/contract/domain/Ids.ts"
 import { JobErrorCode } from "../../src/contract/domain/Job.ts"
 import { AppConfig } from "../AppConfig.ts"
 import { LinkResolver } from "../links/LinkResolver.ts"
+import { sniffMediaType } from "../playback/MediaType.ts"
 import { mediaKeys } from "../storage/MediaKeys.ts"
 import { MediaStorage } from "../storage/MediaStorage.ts"
 import type { GiveUpReason, TaskHandler, TaskRun } from "../work/TaskKind.ts"
@@ -91,7 +92,8 @@ export const TranscribeTask = Effect.gen(function*() {
     yield* store.attachMedia(job.id, token, {
       objectKey: key,
       sizeBytes: downloaded.bytes,
-      contentType: downloaded.contentType ?? null
+      contentType: downloaded.contentType ?? null,
+      mediaType: yield* sniffMediaType(path, { filename: resolved.filename, declared: downloaded.contentType })
     })
     return path
   })

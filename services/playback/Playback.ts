@@ -1,7 +1,9 @@
 /**
  * Playback of a job's original audio. `link` hands out a URL that works without a key for
  * `lifetimeSeconds`: the object store's presigned URL when the backend can presign
- * (`direct`), else a link on this API signed by `LinkTokens` (`signed`). `audio` is that
+ * (`direct`, absolute), else the path of a link on this API signed by `LinkTokens` (`signed`;
+ * the spec has clients prefix it with the API root they used). Both serve the media type
+ * sniffed when the job's media was accepted (`jobs.media_type`). `audio` is that
  * signed link's side: token first, then the job (deleted or purged → 404), then the bytes
  * (gone from storage → 410 AUDIO_MISSING, while the transcript stays readable).
  */
@@ -16,6 +18,7 @@ import { JobStore } from "../jobs/JobStore.ts"
 import { MediaStorage } from "../storage/MediaStorage.ts"
 import type { RequestValidators } from "./ByteRanges.ts"
 import { LinkTokens } from "./LinkTokens.ts"
+import { sniffMediaType } from "./MediaType.ts"
 import { PlaybackStore } from "./PlaybackStore.ts"
 import { describeFile, type MediaReply, replyFor, type ServedFile } from "./StoredFiles.ts"
 
@@ -35,8 +38,8 @@ const audioMissing = () =>
   })
 
 export class Playback extends Context.Service<Playback, {
-  /** `base` is the API root the caller used (signed links are absolute). */
-  link(caller: Caller, jobId: JobId, base: string): Effect.Effect<PlaybackUrl, NotFound | ClaimTokenRequired | AudioGone>
+  /** A `signed` link's `url` is a path on this API; a `direct` one is absolute. */
+  link(caller: Caller, jobId: JobId): Effect.Effect<PlaybackUrl, NotFound | ClaimTokenRequired | AudioGone>
   audio(
     jobId: JobId,
     token: string | undefined,
@@ -54,17 +57,25 @@ export class Playback extends Context.Service<Playback, {
         const backend = yield* PlaybackStore
         const lifetime = options.lifetimeSeconds ?? defaultPlaybackLifetimeSeconds
 
+        /** As sniffed at intake; a row from before that is sniffed now, once, and remembered. */
+        const mediaTypeOf = Effect.fnUntraced(function*(job: JobRecord, path: string) {
+          if (job.media_type !== null) return job.media_type
+          const sniffed = yield* sniffMediaType(path, { filename: job.filename, declared: job.content_type })
+          yield* jobs.recordMediaType(job.id, sniffed)
+          return sniffed
+        })
+
         const originalOf = Effect.fnUntraced(function*(job: JobRecord) {
           if (job.object_key === null) return yield* audioMissing()
           const key = job.object_key
           const path = yield* storage.localPath(key).pipe(Effect.mapError(audioMissing))
           const filename = job.filename ?? key.split("/").pop() ?? "audio"
-          const file = yield* describeFile(path, key, filename, job.content_type ?? undefined)
+          const file = yield* describeFile(path, key, filename, yield* mediaTypeOf(job, path))
           if (file === undefined) return yield* audioMissing()
           return { key, file } satisfies { key: string; file: ServedFile }
         })
 
-        const link = Effect.fn("Playback.link")(function*(caller: Caller, jobId: JobId, base: string) {
+        const link = Effect.fn("Playback.link")(function*(caller: Caller, jobId: JobId) {
           const job = yield* access.load(caller, jobId)
           const { file, key } = yield* originalOf(job)
           const presigned = yield* backend.presign(key, {
@@ -76,7 +87,8 @@ export class Playback extends Context.Service<Playback, {
             return { url: presigned.value, expires_in: lifetime, storage: "direct" } satisfies PlaybackUrl
           }
           const issued = yield* tokens.issue("audio", jobId, lifetime)
-          return { url: base + audioPath(jobId, issued.token), expires_in: issued.expiresIn, storage: "signed" } satisfies PlaybackUrl
+          // A path, not a URL: the spec has the client prefix the API root it used.
+          return { url: audioPath(jobId, issued.token), expires_in: issued.expiresIn, storage: "signed" } satisfies PlaybackUrl
         })
 
         const audio = Effect.fn("Playback.audio")(function*(jobId: JobId, token: string | undefined, request: RequestValidators) {

@@ -10,6 +10,7 @@ import type { TranscriptFormat } from "../contract/domain/Transcript.ts"
 import { type ClientOptions, makeClient, type VerbatimClient } from "./Client.ts"
 import { uploadDirect } from "./DirectUpload.ts"
 import type { MediaInput } from "./Media.ts"
+import { playbackUrl } from "./Playback.ts"
 import { waitForJob, type WaitOptions } from "./Polling.ts"
 import { submitFile, type SubmitRequest } from "./Submit.ts"
 
@@ -39,6 +40,8 @@ export const createClient = (options: ClientOptions) => {
         })
       ),
     waitForJob: (jobId: string, wait?: WaitOptions) => use((c) => waitForJob(c, jobId, wait)),
+    /** A playback link of the job's original audio, ready to fetch (a signed path is put on `baseUrl`). */
+    audioUrl: (jobId: string, claimToken?: string) => use((c) => playbackUrl(c, jobId, claimToken)),
     /** The transcript as JSON; other formats come back as text (docx as bytes). */
     result: (jobId: string, format: TranscriptFormat = "json", claimToken?: string) =>
       use((c) =>

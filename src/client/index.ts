@@ -16,6 +16,7 @@ export { type ClientOptions, makeClient, type VerbatimApi, type VerbatimClient }
 export { uploadDirect } from "./DirectUpload.ts"
 export { type Media, type MediaInput, MediaUnreadable, openMedia } from "./Media.ts"
 export { JobWaitTimedOut, minimumPollSeconds, waitForJob, type WaitOptions } from "./Polling.ts"
+export { onApiRoot, playbackUrl } from "./Playback.ts"
 export { createClient, type PromiseClient } from "./PromiseClient.ts"
 export { submitFile, type SubmitRequest } from "./Submit.ts"
 export * from "../contract/api/Errors.ts"

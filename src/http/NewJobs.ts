@@ -33,7 +33,14 @@ export const linkJob = (
 /** The new job for a multipart upload already in storage (REST `POST /v1/transcribe` and the OpenAI route). */
 export const uploadJob = (
   id: JobId,
-  file: { readonly key: string; readonly name: string; readonly contentType: string; readonly bytes: number },
+  file: {
+    readonly key: string
+    readonly name: string
+    readonly contentType: string
+    readonly bytes: number
+    /** What playback serves it as, from `MediaIntake.sniff`. */
+    readonly mediaType?: string | undefined
+  },
   options: {
     readonly source: AdmitRequest["job"]["source"]
     readonly language: string
@@ -49,6 +56,7 @@ export const uploadJob = (
   objectKey: file.key,
   sizeBytes: file.bytes,
   contentType: file.contentType,
+  mediaType: file.mediaType ?? null,
   inputUrl: null,
   resolvedMedia: null,
   language: options.language,

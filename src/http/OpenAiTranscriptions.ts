@@ -139,7 +139,7 @@ const handler = Effect.gen(function*() {
       }
       const jobId = JobId.make(crypto.randomUUID())
       const fields: Record<string, Array<string>> = {}
-      let file: { key: string; name: string; contentType: string; bytes: number } | undefined
+      let file: { key: string; name: string; contentType: string; bytes: number; mediaType?: string } | undefined
       const release = Effect.suspend(() => file === undefined ? Effect.void : storage.remove(file.key))
 
       const onFile = Effect.fnUntraced(function*(part: Multipart.File) {
@@ -151,7 +151,7 @@ const handler = Effect.gen(function*() {
           Effect.catchTag("ObjectTooLarge", () => Effect.fail(fileTooLarge()))
         )
         file = { ...file, bytes }
-        yield* intake.sniff(key)
+        file = { ...file, mediaType: yield* intake.sniff(key, { filename: part.name, declared: part.contentType }) }
       })
 
       const form = yield* Effect.gen(function*() {

@@ -2,7 +2,6 @@
 import { Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { AppConfig } from "../../services/AppConfig.ts"
 import { Playback } from "../../services/playback/Playback.ts"
 import type { MediaReply } from "../../services/playback/StoredFiles.ts"
 import { Api } from "../contract/api/Api.ts"
@@ -10,7 +9,6 @@ import { RangeNotSatisfiable } from "../contract/api/Errors.ts"
 import { CurrentCaller } from "../contract/api/Security.ts"
 import { JobId } from "../contract/domain/Ids.ts"
 import { errorResponse } from "./ErrorResponses.ts"
-import { publicBaseUrl } from "./PublicUrl.ts"
 
 const quoted = (name: string) => name.replace(/[^\x20-\x7e]|["\\]/g, "_")
 
@@ -56,11 +54,10 @@ export const PlaybackHandlers = HttpApiBuilder.group(
   Api,
   "playback",
   Effect.fn(function*(handlers) {
-    const config = yield* AppConfig
     const playback = yield* Playback
-    return handlers.handle("audioUrl", ({ params, request }) =>
+    return handlers.handle("audioUrl", ({ params }) =>
       Effect.gen(function*() {
-        return yield* playback.link(yield* CurrentCaller, JobId.make(params.job_id), publicBaseUrl(config, request))
+        return yield* playback.link(yield* CurrentCaller, JobId.make(params.job_id))
       }))
   })
 )

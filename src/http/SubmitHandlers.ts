@@ -58,7 +58,7 @@ export const SubmitHandlers = HttpApiBuilder.group(
 
           const jobId = JobId.make(crypto.randomUUID())
           const fields: Record<string, string> = {}
-          let file: { key: string; name: string; contentType: string; bytes: number } | undefined
+          let file: { key: string; name: string; contentType: string; bytes: number; mediaType: string } | undefined
           let stored: string | undefined
           const release = Effect.suspend(() => stored === undefined ? Effect.void : storage.remove(stored))
 
@@ -83,8 +83,8 @@ export const SubmitHandlers = HttpApiBuilder.group(
             const { bytes } = yield* storage.write(key, fileContent(part), maxFileBytes).pipe(
               Effect.catchTag("ObjectTooLarge", () => Effect.fail(fileTooLarge()))
             )
-            yield* intake.sniff(key)
-            file = { key, name: part.name, contentType: part.contentType, bytes }
+            const mediaType = yield* intake.sniff(key, { filename: part.name, declared: part.contentType })
+            file = { key, name: part.name, contentType: part.contentType, bytes, mediaType }
           })
 
           yield* forEachPart(payload as Stream.Stream<Multipart.Part, Multipart.MultipartError>, {

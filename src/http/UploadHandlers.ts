@@ -166,7 +166,10 @@ export const UploadHandlers = HttpApiBuilder.group(
               received_bytes: null
             })
           }
-          yield* intake.sniff(ticket.object_key)
+          const mediaType = yield* intake.sniff(ticket.object_key, {
+            filename: payload.original_filename ?? ticket.filename,
+            declared: ticket.content_type
+          })
           const duration = yield* intake.checkDuration(ticket.object_key)
           yield* admission.creditCheck(caller, duration, publicBaseUrl(config, request))
           const options = ticket.options as {
@@ -190,6 +193,7 @@ export const UploadHandlers = HttpApiBuilder.group(
               objectKey: ticket.object_key,
               sizeBytes: ticket.size_bytes,
               contentType: ticket.content_type,
+              mediaType,
               inputUrl: null,
               resolvedMedia: null,
               language: options.language,

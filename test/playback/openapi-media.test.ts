@@ -53,6 +53,9 @@ describe("playback routes against the document", () => {
   it("documents the link's answers and its errors", async () => {
     const { body } = await call("GET", `/v1/jobs/${jobId}/audio/url`, 200, { key })
     const url = body.url as string
+    // The bytes are listed with the type they are sent with (the WAV's own, not a wildcard).
+    expect((await call("GET", url, 200)).headers.get("content-type")).toBe("audio/wav")
+    expect((await call("GET", url, 206, { headers: { range: "bytes=0-9" } })).headers.get("content-type")).toBe("audio/wav")
     await call("GET", `/v1/jobs/nope/audio/url`, 400, { key })
     await call("GET", `/v1/jobs/${crypto.randomUUID()}/audio/url`, 404, { key })
     await call("GET", `/v1/jobs/${jobId}/audio`, 401)
@@ -71,7 +74,14 @@ describe("playback routes against the document", () => {
 
   it("lists the byte answers with their content types", () => {
     const audio = spec.paths["/v1/jobs/{job_id}/audio"].get.responses
-    for (const status of ["200", "206"]) expect(Object.keys(audio[status].content)).toEqual(["audio/*", "video/*"])
+    for (const status of ["200", "206"]) {
+      const listed = Object.keys(audio[status].content)
+      for (const type of ["audio/wav", "audio/mpeg", "audio/mp4", "audio/ogg", "audio/webm", "video/mp4", "video/webm"]) {
+        expect(listed).toContain(type)
+      }
+      expect(listed).toContain("application/octet-stream")
+      expect(listed.some((type) => type.includes("*"))).toBe(false)
+    }
     expect(audio["304"].content).toBeUndefined()
     const video = spec.paths["/v1/clips/{clip_id}/video"].get.responses
     for (const status of ["200", "206"]) expect(Object.keys(video[status].content)).toEqual(["video/mp4"])

@@ -1,6 +1,6 @@
 /**
- * Playback links over real sockets: `GET /v1/jobs/{id}/audio/url` hands out a signed link
- * that serves the uploaded bytes without a key, with single / open / suffix ranges (206),
+ * Playback links over real sockets: `GET /v1/jobs/{id}/audio/url` hands out a signed link (a
+ * path on the API, which the client puts on the API root it used, per the spec) that serves the uploaded bytes without a key, with single / open / suffix ranges (206),
  * unsatisfiable ranges (416), HEAD, validators and conditional requests (304, If-Range);
  * altered, foreign and expired tokens are refused (403, with a controlled clock minting
  * the expired one), a missing token is 401, a deleted job's link 404, and audio gone from
@@ -42,7 +42,7 @@ beforeAll(async () => {
   server = await startServer("playback", { workers: 1 }, { pipeline: standIn.layer })
   key = (await server.account()).key
   jobId = await submitDone("talk.wav", bytes)
-  signedUrl = (await linkFor(jobId)).url
+  signedUrl = server.url + (await linkFor(jobId)).url
 }, 60_000)
 afterAll(async () => {
   await server?.close()
@@ -51,12 +51,16 @@ afterAll(async () => {
 const fetchSigned = (url: string, headers: Record<string, string> = {}, method = "GET") => fetch(url, { method, headers })
 
 describe("GET /v1/jobs/{job_id}/audio/url", () => {
-  it("answers a signed link on the API root the caller used, with its lifetime", async () => {
+  it("answers a signed link as a path for the API root the caller used, with its lifetime", async () => {
     const link = await linkFor(jobId)
     expect(link.storage).toBe("signed")
     expect(link.expires_in).toBe(3600)
-    expect(link.url.startsWith(`${server.url}/v1/jobs/${jobId}/audio?token=`)).toBe(true)
+    // The spec's shape: a path, so `root + url` is the link (an absolute URL would double the host).
+    expect(link.url).toMatch(new RegExp(`^/v1/jobs/${jobId}/audio\\?token=[^&]+$`))
     expect(link.url).not.toContain(key)
+    const viaRoot = await fetchSigned(server.url + link.url)
+    expect(viaRoot.status).toBe(200)
+    expect(Buffer.from(await viaRoot.arrayBuffer()).equals(Buffer.from(bytes))).toBe(true)
   })
 
   it("needs a key, a UUID and the caller's own job", async () => {
@@ -201,7 +205,7 @@ describe("refused tokens", () => {
     const otherJob = await submitDone("other.wav", tinyWav(undefined, 0.5))
     await expectError(await fetchSigned(`${server.url}${audioPath(otherJob, token)}`), 403, "TOKEN_INVALID")
     // The other job's own link works.
-    expect((await fetchSigned((await linkFor(otherJob)).url)).status).toBe(200)
+    expect((await fetchSigned(server.url + (await linkFor(otherJob)).url)).status).toBe(200)
   })
 
   it("answers 403 TOKEN_EXPIRED once the lifetime has passed (token minted on a controlled clock)", async () => {
@@ -221,7 +225,7 @@ describe("refused tokens", () => {
 describe("links that stop working", () => {
   it("a deleted job's link answers 404", async () => {
     const id = await submitDone("deleted.wav", tinyWav(undefined, 0.5))
-    const { url } = await linkFor(id)
+    const url = server.url + (await linkFor(id)).url
     expect((await fetchSigned(url)).status).toBe(200)
     expect((await request(server, "DELETE", `/v1/jobs/${id}`, key)).status).toBe(204)
     await expectError(await fetchSigned(url), 404, "NOT_FOUND")
@@ -230,7 +234,7 @@ describe("links that stop working", () => {
 
   it("audio gone from storage answers 410 AUDIO_MISSING; the transcript stays readable", async () => {
     const id = await submitDone("gone.wav", tinyWav(undefined, 0.5))
-    const { url } = await linkFor(id)
+    const url = server.url + (await linkFor(id)).url
     fs.rmSync(path.join(server.storage.dataDir, "media", "jobs", id, "original.wav"))
     await expectError(await fetchSigned(url), 410, "AUDIO_MISSING")
     await expectError(await request(server, "GET", `/v1/jobs/${id}/audio/url`, key), 410, "AUDIO_MISSING")

@@ -30,7 +30,11 @@ export class Api extends HttpApi.make("verbatim")
   .annotateMerge(OpenApi.annotations({
     title: "Verbatim transcription API",
     version: "1.0.0",
-    description: "Recorded audio and video to timestamped transcripts. Authenticate with `X-API-Key`."
+    description: "Recorded audio and video to timestamped transcripts. Authenticate with `X-API-Key`.\n\n" +
+      "Call the API from a server or a script, for example " +
+      "`curl -s https://your-host/v1/me -H \"X-API-Key: $VERBATIM_KEY\"`. Browsers are refused " +
+      "(403 `BROWSER_FORBIDDEN`, so that keys are never used from web pages), so this reference has no " +
+      "\"try it\" button; each operation's code sample shows the request."
   }))
   .annotateMerge(truthfulDocument)
 {}

@@ -3,11 +3,17 @@
  * - error bodies without `_tag` (the classes keep it in memory only, see Errors.ts);
  * - the answers of the request edge that every route can give (403 BROWSER_FORBIDDEN for
  *   browsers, 500 SERVICE_ERROR on a defect);
- * - response headers (`Retry-After` on every 429, and per endpoint through `responseHeaders`).
+ * - the request guard's answers (src/http/RequestGuard.ts), also on every route: 422 for a NUL or a
+ *   lone surrogate in the query string (or in a JSON body), and 413 `BODY_TOO_LARGE` for a body
+ *   declared over 1 MiB on any method that can carry one;
+ * - response headers (`Retry-After` on every 429, and per endpoint through `responseHeaders`);
+ * - the routes served beside the HttpApi (PlainRoutes.ts), and their Bearer security scheme;
+ * - one entry per tag (each group adds its tag again; OpenAPI wants tag names unique).
  */
 import { Schema } from "effect"
 import { OpenApi } from "effect/http-api"
-import { edgeErrors } from "./Errors.ts"
+import { BodyTooLarge, edgeErrors, ValidationFailed } from "./Errors.ts"
+import { bearerScheme, type ErrorClass, plainRoutes } from "./PlainRoutes.ts"
 
 type Json = Record<string, any>
 
@@ -48,9 +54,9 @@ const dropInMemoryTag = (schema: Json) => {
   }
 }
 
-const edgeComponents = edgeErrors.map((error) => {
+/** An error class as the component HttpApi would generate for it: closed, without the in-memory tag. */
+const errorComponent = (error: ErrorClass) => {
   const document = Schema.toJsonSchemaDocument(Schema.toEncoded(error))
-  // Same closed shape as the components HttpApi generates for the other errors.
   const schema: Json = { ...document.schema, additionalProperties: false }
   dropInMemoryTag(schema)
   return {
@@ -58,38 +64,82 @@ const edgeComponents = edgeErrors.map((error) => {
     status: String(error.ast.annotations?.["httpApiStatus"]),
     schema
   }
-})
+}
 
 const methods = ["get", "put", "post", "delete", "patch", "head", "options"]
+
+/** Answers of the request edge, and which methods can get them. */
+const edgeAnswers = [
+  ...edgeErrors.map((error) => ({ ...errorComponent(error), methods })),
+  { ...errorComponent(ValidationFailed), methods },
+  { ...errorComponent(BodyTooLarge), methods: methods.filter((method) => method !== "get" && method !== "head") }
+]
+
+/** Adds `ref` as one more body of `status` (an `anyOf` when the operation already has one). */
+const addAnswer = (responses: Json, status: string, name: string, ref: Json) => {
+  const existing: Json | undefined = responses[status]
+  const current: Json | undefined = existing?.["content"]?.["application/json"]?.["schema"]
+  const listed: Array<Json> = current === undefined ? [] : current["anyOf"] ?? [current]
+  if (listed.some((schema) => schema["$ref"] === ref["$ref"])) return
+  responses[status] = {
+    ...existing,
+    description: existing === undefined ? name : `${existing["description"]} | ${name}`,
+    content: {
+      ...existing?.["content"],
+      "application/json": { schema: listed.length === 0 ? ref : { anyOf: [...listed, ref] } }
+    }
+  }
+}
+
+/** Tags in first-seen order, one entry per name (a later entry's description fills a missing one). */
+const uniqueTags = (tags: ReadonlyArray<Json>) => {
+  const byName = new Map<string, Json>()
+  for (const tag of tags) {
+    const seen = byName.get(tag["name"])
+    byName.set(tag["name"], seen === undefined ? { ...tag } : { ...tag, ...seen })
+  }
+  return [...byName.values()]
+}
 
 /** API annotation applying the rules above to the whole generated document. */
 export const truthfulDocument = OpenApi.annotations({
   transform: (spec) => {
     const schemas: Json = spec["components"]["schemas"]
     for (const schema of Object.values(schemas)) dropInMemoryTag(schema)
-    for (const edge of edgeComponents) schemas[edge.name] = edge.schema
+    const ref = (error: ErrorClass) => {
+      const component = errorComponent(error)
+      schemas[component.name] ??= component.schema
+      return { $ref: `#/components/schemas/${component.name}` }
+    }
+    Object.assign(spec["paths"], plainRoutes(ref))
+    spec["components"]["securitySchemes"] = {
+      ...spec["components"]["securitySchemes"],
+      [bearerScheme]: {
+        type: "http",
+        scheme: "bearer",
+        description: "The API key as `Authorization: Bearer <key>`: only on `/mcp` and `/v1/audio/transcriptions`."
+      }
+    }
+    for (const edge of edgeAnswers) schemas[edge.name] ??= edge.schema
     for (const path of Object.values(spec["paths"] as Json)) {
       for (const method of methods) {
         const operation: Json | undefined = path[method]
         if (operation === undefined) continue
         const responses: Json = operation["responses"]
-        for (const edge of edgeComponents) {
-          const ref = { $ref: `#/components/schemas/${edge.name}` }
-          const existing: Json | undefined = responses[edge.status]
-          const current = existing?.["content"]?.["application/json"]?.["schema"]
-          responses[edge.status] = {
-            description: existing === undefined ? edge.name.replace(/Encoded$/, "") : `${existing["description"]} | ${edge.name.replace(/Encoded$/, "")}`,
-            content: {
-              ...existing?.["content"],
-              "application/json": {
-                schema: current === undefined ? ref : { anyOf: [...(current["anyOf"] ?? [current]), ref] }
-              }
-            }
-          }
+        for (const edge of edgeAnswers) {
+          if (!edge.methods.includes(method)) continue
+          addAnswer(responses, edge.status, edge.name.replace(/Encoded$/, ""), { $ref: `#/components/schemas/${edge.name}` })
         }
         setHeaders(responses["429"], { "Retry-After": retryAfter })
       }
     }
+    const tags: Array<Json> = [...(spec["tags"] ?? [])]
+    for (const path of Object.values(spec["paths"] as Json)) {
+      for (const method of methods) {
+        for (const name of path[method]?.["tags"] ?? []) tags.push({ name })
+      }
+    }
+    spec["tags"] = uniqueTags(tags)
     return spec
   }
 })

@@ -19,11 +19,27 @@ import { JobIdParam } from "./JobsApi.ts"
 import { AllowGuest } from "./Security.ts"
 
 export const PlaybackStorage = Schema.Literals(["direct", "signed"]).annotate({
-  description: "`direct`: an absolute object-store URL, used as is. `signed`: a link on this API (no key needed)."
+  description: "`direct`: an absolute object-store URL, used as is. `signed`: a path on this API (no key needed), " +
+    "prefixed with the API root the caller used."
 })
 
+/**
+ * The types the signed audio link answers with: the recording's own type, sniffed from its
+ * bytes when it was accepted; `application/octet-stream` when the bytes and its name say
+ * nothing known.
+ */
+export const playbackMediaTypes = [
+  "audio/wav", "audio/mpeg", "audio/mp4", "audio/aac", "audio/flac", "audio/ogg", "audio/webm", "audio/aiff",
+  "audio/amr", "audio/ac3", "audio/x-caf", "audio/x-matroska", "audio/x-ms-wma", "video/mp4", "video/quicktime",
+  "video/webm", "video/x-matroska", "video/x-msvideo", "video/x-ms-wmv", "video/x-flv", "video/3gpp", "video/3gpp2",
+  "video/mpeg", "video/mp2t", "video/ogg", "application/octet-stream"
+] as const
+
 export const PlaybackUrl = Schema.Struct({
-  url: Schema.String,
+  url: Schema.String.annotate({
+    description: "`direct`: an absolute URL. `signed`: a path, `/v1/jobs/{job_id}/audio?token=…`, to append to " +
+      "the API root the caller used (for example `https://host` + `url`)."
+  }),
   expires_in: Schema.Int.annotate({ description: "Seconds until `url` stops working; fetch a new one then." }),
   storage: PlaybackStorage
 })
@@ -75,8 +91,8 @@ export class PlaybackApi extends HttpApiGroup.make("playback")
       error: [...pathIdErrors, NotFound, ClaimTokenRequired, AudioGone]
     }).annotateMerge(OpenApi.annotations({
       summary: "Get a playback link for the original audio",
-      description: "`storage: signed` links point at `/v1/jobs/{job_id}/audio?token=…` on this API, prefixed " +
-        "with the API root the caller used; `direct` links go to the object store. Neither needs a key; both " +
+      description: "`storage: signed`: `url` is the path `/v1/jobs/{job_id}/audio?token=…` on this API; prefix " +
+        "it with the API root the caller used. `storage: direct`: `url` is absolute (the object store). Neither needs a key; both " +
         "stop after `expires_in` seconds. 410 AUDIO_MISSING when the audio is gone (the transcript stays readable)."
     }))
   )
@@ -91,12 +107,13 @@ export class PlaybackMediaApi extends HttpApiGroup.make("playbackMedia")
       params: jobParams,
       query: linkTokenQuery,
       headers: byteRangeHeaders,
-      // The original as uploaded: its own audio/… or video/… type.
-      success: mediaBytes("audio/*", "video/*"),
+      // The original as uploaded, with the type sniffed from its bytes at intake.
+      success: mediaBytes(...playbackMediaTypes),
       error: [...pathIdErrors, LinkTokenMissing, LinkTokenRejected, NotFound, AudioGone, RangeNotSatisfiable]
     }).annotateMerge(OpenApi.annotations({
       summary: "Original audio through a signed link",
-      description: "The uploaded bytes with their own content type. Range requests (206), HEAD, ETag / " +
+      description: "The uploaded bytes with their own content type (sniffed from the bytes when the media was " +
+        "accepted; `application/octet-stream` when unrecognised). Range requests (206), HEAD, ETag / " +
         "Last-Modified, If-None-Match / If-Modified-Since (304) and If-Range. 401 without a token, 403 for an " +
         "altered (TOKEN_INVALID) or expired (TOKEN_EXPIRED) one, 404 once the job is deleted, 410 when the audio is gone."
     })).annotateMerge(mediaResponseHeaders)
