@@ -9,7 +9,7 @@
  */
 import { Context, Effect, Layer, Stream } from "effect"
 import * as fs from "node:fs"
-import type { DecodeFailed, NoAudio } from "./DecodeErrors.ts"
+import { type DecodeFailed, emptyFileReason, NoAudio } from "./DecodeErrors.ts"
 import { nativeFfmpegAvailable, makeNativeBackend } from "./FfmpegNative.ts"
 import { makeWasmBackend } from "./FfmpegWasm.ts"
 import type { MediaProbe } from "./MediaBackend.ts"
@@ -64,8 +64,12 @@ export class MediaDecoder extends Context.Service<MediaDecoder, {
               : Effect.die(new Error(`MediaDecoder: no such file ${path}`))
           )
 
+        // An empty file is told apart before ffmpeg, whose two builds word it differently.
+        const decodeFile = (path: string): Stream.Stream<Float32Array, NoAudio | DecodeFailed> =>
+          fs.statSync(path).size === 0 ? Stream.fail(new NoAudio({ reason: emptyFileReason })) : backend.decode(path)
+
         const decode = (path: string) =>
-          Stream.unwrap(Effect.as(requireFile(path), backend.decode(path))).pipe(
+          Stream.unwrap(Effect.as(requireFile(path), Stream.suspend(() => decodeFile(path)))).pipe(
             Stream.withSpan("MediaDecoder.decode", { attributes: { backend: backend.name } })
           )
 

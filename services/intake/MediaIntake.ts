@@ -5,8 +5,7 @@
  * from what was declared or written, the duration from the container when it says.
  */
 import { Context, Duration, Effect, Layer, Option } from "effect"
-import { fileTypeFromFile } from "file-type"
-import { open } from "node:fs/promises"
+import { inspectMediaContent } from "../../pipeline/media/MediaContent.ts"
 import { MediaDecoder } from "../../pipeline/media/MediaDecoder.ts"
 import { FileTooLarge, UnsupportedMedia, ValidationFailed } from "../../src/contract/api/Errors.ts"
 import { maxAudioSeconds } from "../../src/contract/api/JobsApi.ts"
@@ -18,38 +17,6 @@ export { mediaKeys } from "../storage/MediaKeys.ts"
 
 /** Names longer than this are refused, as `uploads/init` refuses them (`filename` ≤ 512). */
 export const maxFilenameLength = 512
-
-/** Bytes looked at to tell text from media: every accepted container says what it is well inside this. */
-const sniffBytes = 4096
-
-/**
- * Printable UTF-8 text (with tabs and line breaks) and nothing else: no media container
- * starts like that, while a transcript, a web page or a JSON error saved as `.wav` does.
- */
-const looksLikeText = (head: Uint8Array) => {
-  if (head.length === 0) return true
-  const text = new TextDecoder("utf-8", { fatal: false }).decode(head)
-  let printable = 0
-  for (const char of text) {
-    const code = char.codePointAt(0)!
-    if (code === 0xfffd) return false
-    if (code === 9 || code === 10 || code === 13 || code >= 32) printable++
-    else return false
-  }
-  return printable > 0
-}
-
-const readHead = (path: string) =>
-  Effect.acquireUseRelease(
-    Effect.promise(() => open(path, "r")),
-    (handle) =>
-      Effect.promise(async () => {
-        const buffer = new Uint8Array(sniffBytes)
-        const { bytesRead } = await handle.read(buffer, 0, sniffBytes, 0)
-        return buffer.subarray(0, bytesRead)
-      }),
-    (handle) => Effect.promise(() => handle.close())
-  )
 
 export const fileTooLarge = () =>
   new FileTooLarge({ error: "The file is larger than 5 GB: split the recording.", code: "FILE_TOO_LARGE" })
@@ -121,19 +88,10 @@ export class MediaIntake extends Context.Service<MediaIntake, {
 
       const sniff = Effect.fn("MediaIntake.sniff")(function*(objectKey: string, hints: MediaHints = {}) {
         const path = yield* storage.localPath(objectKey).pipe(Effect.orDie)
-        const detected = yield* Effect.promise(() => fileTypeFromFile(path).catch(() => undefined))
-        if (detected !== undefined) {
-          // ASF is the container of wma/wmv.
-          if (isAcceptedMime(detected.mime) || detected.mime === "application/vnd.ms-asf") return mediaTypeFrom(detected.mime, hints)
-          return yield* new UnsupportedMedia({
-            error: `The file's content is ${detected.mime} (.${detected.ext}), not audio or video.`,
-            code: "BAD_MIME"
-          })
-        }
-        if (looksLikeText(yield* readHead(path))) {
-          return yield* new UnsupportedMedia({ error: "The file's content is text, not audio or video.", code: "BAD_MIME" })
-        }
-        return mediaTypeFrom(undefined, hints)
+        // The same check and sentence as the CLI's (pipeline/media/MediaContent.ts).
+        const content = yield* Effect.promise(() => inspectMediaContent(path))
+        if (content._tag === "NotMedia") return yield* new UnsupportedMedia({ error: content.error, code: "BAD_MIME" })
+        return mediaTypeFrom(content.mime, hints)
       })
 
       return MediaIntake.of({ accept, sniff, checkDuration })

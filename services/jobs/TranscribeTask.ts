@@ -9,6 +9,7 @@
  * process), `PROCESSING_STALLED` without heartbeat, `PROCESSING_TIMEOUT` past the limit.
  */
 import { Cause, Clock, Duration, Effect, Option, Schema } from "effect"
+import { noAudioMessage } from "../../pipeline/media/DecodeErrors.ts"
 import { Transcriber } from "../../pipeline/Transcriber.ts"
 import type { JobId } from "../../src/contract/domain/Ids.ts"
 import { JobErrorCode } from "../../src/contract/domain/Job.ts"
@@ -125,7 +126,7 @@ export const TranscribeTask = Effect.gen(function*() {
     ).pipe(
       Effect.catchTags({
         NoAudioInFile: (e) =>
-          Effect.fail(new RunFailure({ code: "NO_AUDIO", error: `The file has no usable audio: ${e.reason}.`, retryable: false })),
+          Effect.fail(new RunFailure({ code: "NO_AUDIO", error: noAudioMessage(e.reason), retryable: false })),
         TranscriptionFailed: (e) =>
           Effect.fail(
             new RunFailure({ code: "SERVICE_ERROR", error: `Transcription failed: ${e.reason}.`, retryable: true })

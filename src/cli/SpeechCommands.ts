@@ -8,6 +8,8 @@ import { Argument, Command, Flag } from "effect/cli"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { noAudioMessage } from "../../pipeline/media/DecodeErrors.ts"
+import { inspectMediaContent } from "../../pipeline/media/MediaContent.ts"
 import { ModelRegistry } from "../../pipeline/models/ModelRegistry.ts"
 import type { FileDiarizer } from "../../pipeline/diarize/FileDiarizer.ts"
 import type { Transcriber } from "../../pipeline/Transcriber.ts"
@@ -26,6 +28,42 @@ const progressBar = (progress: number) => {
 
 const isLink = (input: string) => /^https?:\/\//i.test(input)
 
+/** An input refused before or by the pipeline, with the code the API would answer. */
+interface InputFailure {
+  readonly code: string
+  readonly error: string
+}
+
+/**
+ * The API's wording for what can go wrong with one input (pipeline/media/MediaContent.ts for
+ * BAD_MIME, DecodeErrors.ts for NO_AUDIO), so the CLI and the server say the same.
+ */
+const inputFailure = (failure: unknown): InputFailure => {
+  const tagged = failure as { readonly _tag?: string; readonly code?: string; readonly reason?: string; readonly message?: string }
+  switch (tagged._tag) {
+    case "InputFailure":
+      return { code: tagged.code!, error: tagged.message! }
+    case "NoAudioInFile":
+      return { code: "NO_AUDIO", error: noAudioMessage(tagged.reason ?? "") }
+    case "TranscriptionFailed":
+      return { code: "SERVICE_ERROR", error: `Transcription failed: ${tagged.reason}.` }
+    case "DiarizationFailed":
+      return { code: "SERVICE_ERROR", error: `Speaker labelling failed: ${tagged.reason}.` }
+    case "LinkRefused":
+    case "SourceFailed":
+      return { code: tagged.code ?? "SOURCE_UNAVAILABLE", error: tagged.message ?? String(failure) }
+    default:
+      return { code: "SERVICE_ERROR", error: tagged.message ?? tagged.reason ?? String(failure) }
+  }
+}
+
+const refuse = (code: string, message: string) => Effect.fail({ _tag: "InputFailure" as const, code, message })
+
+/** The content check of a submit (415 BAD_MIME), before the pipeline starts on the file. */
+const checkContent = (file: string) =>
+  Effect.flatMap(Effect.promise(() => inspectMediaContent(file)), (content) =>
+    content._tag === "NotMedia" ? refuse("BAD_MIME", content.error) : Effect.void)
+
 interface Outcome {
   readonly input: string
   readonly insights?: unknown
@@ -35,6 +73,7 @@ interface Outcome {
   readonly speech_ratio?: number
   readonly seconds?: number
   readonly output?: string
+  readonly code?: string
   readonly error?: string
 }
 
@@ -102,18 +141,20 @@ const transcribeCommand = Command.make(
               const resolved = yield* resolver.resolve(input)
               yield* Console.error(`${input}: downloading ${resolved.mediaUrl}`)
               const downloaded = yield* resolver.download(resolved, path.join(dir, "media"))
+              yield* checkContent(downloaded.path)
               return yield* verbatim.transcribe(downloaded.path, { language, words, diarize, onProgress })
             }),
           (dir) => Effect.promise(() => fs.promises.rm(dir, { recursive: true, force: true }))
         )
         : fs.existsSync(input)
-        ? verbatim.transcribe(input, { language, words, diarize, onProgress })
-        : Effect.fail({ message: `no such file: ${input}` })
+        ? Effect.andThen(checkContent(input), verbatim.transcribe(input, { language, words, diarize, onProgress }))
+        : refuse("NO_SUCH_FILE", `There is no such file: ${input}.`)
       const result = yield* Effect.result(local)
       if (result._tag === "Failure") {
-        const error = result.failure as { readonly message?: string; readonly reason?: string }
-        outcomes.push({ input, ok: false, error: error.reason ?? error.message ?? String(result.failure) })
-        yield* Console.error(`verbatim: ${input}: ${outcomes.at(-1)!.error}`)
+        const failure = inputFailure(result.failure)
+        outcomes.push({ input, ok: false, ...failure })
+        if (interactive && shown >= 0) process.stderr.write("\n")
+        yield* Console.error(`verbatim: ${input}: ${failure.error} (${failure.code})`)
         continue
       }
       const transcription = result.success
