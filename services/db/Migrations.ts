@@ -15,6 +15,7 @@ import clips from "./migrations/0007_clips.ts"
 import speakersInsights from "./migrations/0008_speakers_insights.ts"
 import purchaseIndex from "./migrations/0009_purchase_index.ts"
 import mediaTypeDeleted from "./migrations/0010_media_type_deleted.ts"
+import webhookClaims from "./migrations/0011_webhook_claims.ts"
 
 const run = Migrator.make({})
 
@@ -28,7 +29,8 @@ export const migrations = Migrator.fromRecord({
   "0007_clips": clips,
   "0008_speakers_insights": speakersInsights,
   "0009_purchase_index": purchaseIndex,
-  "0010_media_type_deleted": mediaTypeDeleted
+  "0010_media_type_deleted": mediaTypeDeleted,
+  "0011_webhook_claims": webhookClaims
 })
 
 export const MigrationsLayer = Layer.effectDiscard(run({ loader: migrations, table: "verbatim_migrations" }))

@@ -7,6 +7,13 @@
  * network errors are retried with backoff (5 s, 30 s, 2 min, 10 min, 30 min, 2 h, 6 h,
  * 12 h); every attempt is recorded. Deliveries survive restarts: they live in the database.
  *
+ * Every process that runs jobs runs the delivery loop, so a pass first claims the deliveries
+ * it sends (one statement, rows locked with SKIP LOCKED): no other pass, in this process or
+ * another, sends a claimed delivery. The claim carries a lease longer than a send can take,
+ * so a slow receiver is not sent the delivery again while it is in flight, and short enough
+ * that the claims of a crashed process lapse and their deliveries go out again. The attempt
+ * is counted when it is claimed, since from then on the receiver may get it.
+ *
  * The end event is recorded by `webhookConsumer`, a consumer of the job event outbox
  * (`JobEventFeed`): the `finished` event is committed with the job's end, and the delivery
  * row is written in the same transaction that moves the consumer's cursor, so each end of
@@ -24,6 +31,22 @@ import { toJobView } from "./JobViews.ts"
 
 export const retryDelaysMs = [5_000, 30_000, 120_000, 600_000, 1_800_000, 7_200_000, 21_600_000, 43_200_000]
 
+/** A receiver that has not answered by then has failed this attempt. */
+const sendTimeout = Duration.seconds(15)
+/** Outlasts a send (secret, POST up to `sendTimeout`, the record) with a wide margin. */
+const claimLeaseMs = 60_000
+/** Deliveries one pass claims; it sends them concurrently, so one slow receiver does not hold up the rest. */
+const batchSize = 20
+
+interface ClaimedDelivery {
+  readonly id: string
+  readonly account_id: AccountId
+  readonly url: string
+  readonly payload: unknown
+  /** Including the one being made. */
+  readonly attempts: number
+}
+
 export const signWebhook = (secret: string, id: string, timestamp: number, body: string) => {
   const key = Buffer.from(secret.replace(/^whsec_/, ""), "base64")
   return `v1,${createHmac("sha256", key).update(`${id}.${timestamp}.${body}`).digest("base64")}`
@@ -34,7 +57,7 @@ export class JobEvents extends Context.Service<JobEvents, {
   jobEnded(job: JobRecord): Effect.Effect<void>
   /** The account's signing secret, created on first use. */
   webhookSecret(accountId: AccountId): Effect.Effect<string>
-  /** One pass over due deliveries (the loop runs this every second). */
+  /** One pass over due deliveries: claims up to 20, sends them, returns how many (the loop runs this every second). */
   readonly deliverDue: Effect.Effect<number>
 }>()("verbatim/jobs/JobEvents") {
   static readonly layer = Layer.effect(
@@ -61,7 +84,7 @@ export class JobEvents extends Context.Service<JobEvents, {
             ${JSON.stringify(payload)}::jsonb, ${new Date(now)}, ${new Date(now)})`.pipe(Effect.orDie)
       })
 
-      const attempt = (delivery: { id: string; account_id: AccountId; url: string; payload: unknown }) =>
+      const attempt = (delivery: ClaimedDelivery) =>
         Effect.gen(function*() {
           const secret = yield* webhookSecret(delivery.account_id)
           const body = typeof delivery.payload === "string" ? delivery.payload : JSON.stringify(delivery.payload)
@@ -75,29 +98,51 @@ export class JobEvents extends Context.Service<JobEvents, {
             "webhook-signature": signWebhook(secret, delivery.id, timestamp, body)
           }).pipe(
             Effect.mapError((error) => error.message),
-            Effect.timeoutOrElse({ duration: Duration.seconds(15), orElse: () => Effect.fail("timed out") })
+            Effect.timeoutOrElse({ duration: sendTimeout, orElse: () => Effect.fail("timed out") })
           )
         }).pipe(Effect.result)
 
-      const deliverDue = Effect.gen(function*() {
-        const now = new Date(yield* Clock.currentTimeMillis)
-        const due = yield* sql<{ id: string; account_id: AccountId; url: string; payload: unknown; attempts: number }>`
-          SELECT id, account_id, url, payload, attempts FROM webhook_deliveries
-          WHERE delivered_at IS NULL AND next_attempt_at IS NOT NULL AND next_attempt_at <= ${now}
-          ORDER BY next_attempt_at LIMIT 20`.pipe(Effect.orDie)
-        for (const delivery of due) {
-          const result = yield* attempt(delivery)
-          const status = result._tag === "Success" ? result.success : null
-          const ok = status !== null && status >= 200 && status < 300
-          const attempts = delivery.attempts + 1
-          const delay = retryDelaysMs[attempts - 1]
-          const at = new Date(yield* Clock.currentTimeMillis)
-          yield* sql`UPDATE webhook_deliveries SET attempts = ${attempts}, last_status = ${status},
-              last_error = ${result._tag === "Failure" ? String(result.failure) : ok ? null : `HTTP ${status}`},
-              delivered_at = ${ok ? at : null},
-              next_attempt_at = ${ok || delay === undefined ? null : new Date(at.getTime() + delay)}
+      /** Sends one claimed delivery and records the outcome. */
+      const deliver = Effect.fnUntraced(function*(delivery: ClaimedDelivery, claim: string) {
+        const result = yield* attempt(delivery)
+        const status = result._tag === "Success" ? result.success : null
+        const ok = status !== null && status >= 200 && status < 300
+        const error = result._tag === "Failure" ? String(result.failure) : ok ? null : `HTTP ${status}`
+        const delay = retryDelaysMs[delivery.attempts - 1]
+        const at = new Date(yield* Clock.currentTimeMillis)
+        const retryAt = ok || delay === undefined ? null : new Date(at.getTime() + delay)
+        // A delivery once delivered stays so, whatever a later outcome says.
+        const recorded = yield* sql`UPDATE webhook_deliveries SET last_status = ${status}, last_error = ${error},
+            delivered_at = COALESCE(delivered_at, ${ok ? at : null}::timestamptz),
+            next_attempt_at = CASE WHEN delivered_at IS NOT NULL THEN NULL ELSE ${retryAt}::timestamptz END,
+            claim = NULL, claimed_until = NULL
+          WHERE id = ${delivery.id} AND claim = ${claim} RETURNING id`.pipe(Effect.orDie)
+        if (recorded.length > 0) return
+        // The lease lapsed before the outcome came and another pass has claimed the delivery
+        // (its attempt is counted too); that pass records its own outcome. A success still
+        // counts: the receiver has the event.
+        yield* Effect.logWarning("webhook delivery outcome arrived after its claim lapsed", { id: delivery.id, status, error })
+        if (ok) {
+          yield* sql`UPDATE webhook_deliveries SET delivered_at = COALESCE(delivered_at, ${at}), next_attempt_at = NULL
             WHERE id = ${delivery.id}`.pipe(Effect.orDie)
         }
+      })
+
+      const deliverDue = Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const claim = crypto.randomUUID()
+        const due = yield* sql<ClaimedDelivery>`WITH due AS (
+            SELECT id FROM webhook_deliveries
+            WHERE delivered_at IS NULL AND next_attempt_at IS NOT NULL AND next_attempt_at <= ${new Date(now)}
+              AND (claimed_until IS NULL OR claimed_until <= ${new Date(now)})
+            ORDER BY next_attempt_at LIMIT ${batchSize}
+            FOR UPDATE SKIP LOCKED
+          )
+          UPDATE webhook_deliveries AS delivery
+          SET claim = ${claim}, claimed_until = ${new Date(now + claimLeaseMs)}, attempts = delivery.attempts + 1
+          FROM due WHERE delivery.id = due.id
+          RETURNING delivery.id, delivery.account_id, delivery.url, delivery.payload, delivery.attempts`.pipe(Effect.orDie)
+        yield* Effect.forEach(due, (delivery) => deliver(delivery, claim), { concurrency: "unbounded", discard: true })
         return due.length
       }).pipe(Effect.withSpan("JobEvents.deliverDue"))
 

@@ -6,12 +6,16 @@
  *   account's secret independently of the server's code) whose `data` is the Job;
  * - a receiver answering 500 gets the event again after the backoff (the delivery pass is
  *   run with a clock moved past it instead of waiting), and the delivery is recorded;
+ * - with a receiver slower than the 1 s delivery loop, passes that overlap (the loop's and
+ *   more started beside it) send each delivery once and record each send; a pass stopped
+ *   mid-send (as a crash would) keeps the delivery claimed until its lease runs out, and
+ *   then it is sent again, with both attempts recorded;
  * - a processing job whose run stopped heartbeating ends PROCESSING_STALLED, retryable,
  *   after the watchdog's sweep (stall limit 1 s here), and the late run cannot overwrite it.
  */
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
 import { SqlClient } from "effect/sql"
-import { createHmac } from "node:crypto"
+import { createHmac, randomUUID } from "node:crypto"
 import { lookup } from "node:dns/promises"
 import * as os from "node:os"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -42,18 +46,21 @@ let server: TestServer
 let receiver: WebhookReceiver
 /** Reachable only through a host name: its port is allowed, its address (loopback) is not. */
 let hidden: WebhookReceiver
+/** Answers 1.5 s after each request: slower than the 1 s delivery loop. */
+let slow: WebhookReceiver
 let enterprise: { key: string; accountId: AccountId }
 const standIn = makeStandIn({ delayMs: 100, steps: 1 })
 
 beforeAll(async () => {
   receiver = await startWebhookReceiver()
   hidden = await startWebhookReceiver()
+  slow = await startWebhookReceiver({ delayMs: 1_500 })
   server = await startServer(
     "api-webhooks",
     {
       rateLimitPerMinute: 10_000,
       // The second entry opens `hidden`'s port for one unrelated address only.
-      fetchAllow: [`127.0.0.1:${receiver.port}`, `198.51.100.7:${hidden.port}`],
+      fetchAllow: [`127.0.0.1:${receiver.port}`, `198.51.100.7:${hidden.port}`, `127.0.0.1:${slow.port}`],
       jobStallSeconds: 1
     },
     { pipeline: standIn.layer }
@@ -67,6 +74,7 @@ afterAll(async () => {
   await server?.close()
   await receiver?.close()
   await hidden?.close()
+  await slow?.close()
 })
 
 const submit = async (key: string, webhookUrl: string | undefined, directive?: StandInDirective) =>
@@ -231,6 +239,74 @@ describe("webhooks on the enterprise plan", () => {
     const [delivered] = await deliveryRows(id)
     expect(delivered).toMatchObject({ attempts: 2, last_status: 200, next_attempt_at: null })
     expect(delivered!.delivered_at).not.toBeNull()
+  })
+})
+
+describe("a receiver slower than the delivery loop", () => {
+  const pass = <A>(effect: Effect.Effect<A, never, JobEvents>) => server.run(effect)
+  const deliverDue = JobEvents.use((events) => events.deliverDue)
+  const sentIds = (path: string) =>
+    slow.deliveries.filter((delivery) => delivery.path === path).map((delivery) => delivery.headers["webhook-id"] as string)
+
+  it("sends each delivery once while passes overlap, and records every send", async () => {
+    const ids = await Promise.all([1, 2, 3].map(() => submit(enterprise.key, slow.url("/overlap"))))
+    for (const id of ids) await waitForJob(server, enterprise.key, id)
+    const rows = await eventually(async () => {
+      const found = (await Promise.all(ids.map(deliveryRows))).flat()
+      return found.length === ids.length ? found : undefined
+    }, "the three deliveries to be recorded")
+    // The loop is sending (or about to send) these; two more passes start beside it while the
+    // slow receiver holds its request. Neither may send what another pass has in flight.
+    await Promise.all([pass(deliverDue), pass(deliverDue)])
+    const delivered = await eventually(async () => {
+      const found = (await Promise.all(ids.map(deliveryRows))).flat()
+      return found.every((row) => row.delivered_at !== null) ? found : undefined
+    }, "every delivery to be delivered", 20_000)
+    // Longer than the receiver's delay plus a loop interval: a second send would have arrived.
+    await sleep(2_500)
+
+    const sent = sentIds("/overlap")
+    expect([...sent].sort()).toEqual(rows.map((row) => row.id).sort())
+    for (const row of delivered) expect(row).toMatchObject({ attempts: 1, last_status: 200, next_attempt_at: null })
+  })
+
+  it("keeps a delivery claimed by a pass stopped mid-send until the lease runs out, then sends it again", async () => {
+    // Due in ten minutes, so the background loop (on the real clock) leaves it alone; the passes
+    // below run on a clock moved past that.
+    const id = randomUUID()
+    const jobId = randomUUID()
+    const clock = controlledClock(Date.now())
+    await server.run(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const payload = JSON.stringify({ type: "job.done", timestamp: new Date().toISOString(), data: { job_id: jobId } })
+      yield* sql`INSERT INTO webhook_deliveries (id, job_id, account_id, event, url, payload, next_attempt_at, created_at)
+        VALUES (${id}, ${jobId}, ${enterprise.accountId}, 'job.done', ${slow.url("/stopped")}, ${payload}::jsonb,
+          ${new Date(clock.now + 600_000)}, ${new Date(clock.now)})`.pipe(Effect.orDie)
+    }))
+    clock.advance("11 minutes")
+
+    // A pass is stopped while the receiver holds its request: how a crash mid-send looks.
+    await pass(clock.at(Effect.gen(function*() {
+      const fiber = yield* Effect.forkChild(deliverDue)
+      yield* Effect.promise(() => eventually(async () => (sentIds("/stopped").length > 0 ? true : undefined), "the send"))
+      yield* Fiber.interrupt(fiber)
+    })))
+    expect(sentIds("/stopped")).toEqual([id])
+    const [claimed] = await deliveryRows(jobId)
+    expect(claimed).toMatchObject({ attempts: 1, delivered_at: null })
+
+    // Still claimed a little later: not sent again.
+    clock.advance("5 seconds")
+    expect(await pass(clock.at(deliverDue))).toBe(0)
+    expect(sentIds("/stopped")).toEqual([id])
+
+    // Past the lease the claim has lapsed, and the delivery is not lost.
+    clock.advance("2 minutes")
+    expect(await pass(clock.at(deliverDue))).toBe(1)
+    expect(sentIds("/stopped")).toEqual([id, id])
+    const [row] = await deliveryRows(jobId)
+    expect(row).toMatchObject({ attempts: 2, last_status: 200, next_attempt_at: null })
+    expect(row!.delivered_at).not.toBeNull()
   })
 })
 

@@ -1,6 +1,7 @@
 /**
  * A local HTTP endpoint that records webhook deliveries (headers and raw body) and answers
- * with statuses the test queues up (200 once the queue is empty).
+ * with statuses the test queues up (200 once the queue is empty). With `delayMs` it records
+ * each delivery on arrival but answers only that long after it (a slow receiver).
  */
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -21,7 +22,7 @@ export interface WebhookReceiver {
   close(): Promise<void>
 }
 
-export const startWebhookReceiver = (): Promise<WebhookReceiver> =>
+export const startWebhookReceiver = (options: { readonly delayMs?: number } = {}): Promise<WebhookReceiver> =>
   new Promise((resolve) => {
     const deliveries: Array<Delivery> = []
     const answers: Array<number> = []
@@ -31,7 +32,9 @@ export const startWebhookReceiver = (): Promise<WebhookReceiver> =>
       req.on("end", () => {
         deliveries.push({ path: req.url ?? "", headers: req.headers, body: Buffer.concat(chunks).toString("utf8"), at: Date.now() })
         const status = answers.shift() ?? 200
-        res.writeHead(status, { "content-type": "text/plain" }).end(status < 300 ? "ok" : "not now")
+        const answer = () => res.destroyed || res.writeHead(status, { "content-type": "text/plain" }).end(status < 300 ? "ok" : "not now")
+        if (options.delayMs === undefined) answer()
+        else setTimeout(answer, options.delayMs)
       })
     })
     server.listen(0, "127.0.0.1", () => {
