@@ -16,7 +16,7 @@
  *   3 sentences and max(40, words / 15) words; at most words / 75 chapters (rounded), 12 at most).
  *   Title: the chapter's top one or two key phrases against its centroid; gist: its sentence
  *   closest to its centroid.
- * - speakers: `SpeakerStats.ts`, named by `SpeakerNames.ts`.
+ * - speakers: `SpeakerStats.ts`, named by `SpeakerNames.ts` (name, confidence, evidence).
  */
 import { Effect } from "effect"
 import type { Chapter, Insights, Quote, SummarySentence, Topic } from "../../src/contract/domain/Insights.ts"
@@ -25,7 +25,7 @@ import type { InsightsUnavailable } from "./InsightsErrors.ts"
 import { type Candidate, extractCandidates, pruneCandidates, rankPhrases, stem } from "./KeyPhrases.ts"
 import { mmr } from "./Mmr.ts"
 import { type Sentence, tokenize } from "./Sentences.ts"
-import { findSpeakerNames } from "./SpeakerNames.ts"
+import { identifySpeakers } from "./SpeakerNames.ts"
 import { speakerStats } from "./SpeakerStats.ts"
 import { DANGLING_OPENINGS } from "./Stopwords.ts"
 import { textTiling } from "./TextTiling.ts"
@@ -74,7 +74,8 @@ export const extractive = Effect.fnUntraced(function*(
 ) {
   const n = sentences.length
   const totalWords = sentences.reduce((a, s) => a + s.tokens.length, 0)
-  const names = findSpeakerNames(sentences)
+  const identities = identifySpeakers(sentences)
+  const names = new Map([...identities].map(([label, identity]) => [label, identity.name]))
   const nameOf = (label: string | null) => (label === null ? null : names.get(label) ?? null)
 
   const vectors = yield* embed(sentences.map((s) => s.text))
@@ -164,7 +165,7 @@ export const extractive = Effect.fnUntraced(function*(
     summary: { text: summarySentences.map((s) => s.text).join(" "), sentences: summarySentences },
     topics,
     quotes,
-    speakers: speakerStats(transcript.segments, names),
+    speakers: speakerStats(transcript.segments, identities),
     chapters,
     providers: { summary: "extractive", topics: "extractive", quotes: "extractive", speakers: "extractive", chapters: "extractive" }
   }

@@ -4,6 +4,10 @@
  * or `no_speech` when the transcript had too few words — and carries the SHA-256 of the
  * transcript it was made from: a row whose hash is not the current transcript's is stale and
  * never served. A failed generation writes nothing, so there is never a half-written row.
+ *
+ * The hash also covers `GENERATOR_VERSION`, so rows made by an older generator (a `no_speech`
+ * under an older word bound, payloads without newer fields) are stale after an upgrade and made
+ * again on the next request; a stored payload that no longer decodes counts as no row.
  */
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -26,15 +30,22 @@ export interface StoredInsights {
 const Row = Schema.Struct({
   transcript_hash: Schema.String,
   status: Schema.Literals(["done", "no_speech"]),
-  payload: Schema.NullOr(Schema.Union([Insights, Schema.fromJsonString(Insights)])),
+  payload: Schema.NullOr(Schema.Unknown),
   words: Schema.Int,
   generated_at: Schema.Date
 })
 const decodeRows = Schema.decodeUnknownEffect(Schema.Array(Row))
+const decodePayload = Schema.decodeUnknownOption(Schema.Union([Insights, Schema.fromJsonString(Insights)]))
 
-/** Identifies a transcript version: any correction changes it. */
+/**
+ * Changes whenever what the generator makes for one transcript changes (2: insights from 3 words
+ * on, speaker name confidence and evidence).
+ */
+export const GENERATOR_VERSION = 2
+
+/** Identifies a transcript version and the generator version: any correction or upgrade changes it. */
 export const transcriptHash = (transcript: Transcript) =>
-  createHash("sha256").update(JSON.stringify(transcript)).digest("base64url")
+  createHash("sha256").update(`insights v${GENERATOR_VERSION}\n`).update(JSON.stringify(transcript)).digest("base64url")
 
 export class InsightsStore extends Context.Service<InsightsStore, {
   get(jobId: JobId): Effect.Effect<Option.Option<StoredInsights>>
@@ -59,9 +70,13 @@ export class InsightsStore extends Context.Service<InsightsStore, {
           FROM job_insights WHERE job_id = ${jobId}`.pipe(Effect.flatMap(decodeRows), Effect.orDie)
         const row = rows[0]
         if (row === undefined) return Option.none<StoredInsights>()
-        const outcome: InsightsOutcome = row.status === "done" && row.payload !== null
-          ? { _tag: "Done", insights: row.payload }
-          : { _tag: "NoSpeech", words: row.words }
+        let outcome: InsightsOutcome = { _tag: "NoSpeech", words: row.words }
+        if (row.status === "done") {
+          const insights = decodePayload(row.payload)
+          // Written by an older generator in a shape this one no longer reads: as if absent.
+          if (Option.isNone(insights)) return Option.none<StoredInsights>()
+          outcome = { _tag: "Done", insights: insights.value }
+        }
         return Option.some<StoredInsights>({ transcriptHash: row.transcript_hash, outcome, generatedAt: row.generated_at })
       })
 

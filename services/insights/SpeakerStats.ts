@@ -1,14 +1,16 @@
 /**
  * Talk time, share and turns per diarized speaker, from the transcript's segments (a turn is a
  * run of consecutive segments by one speaker). Segments without a speaker are not counted;
- * a transcript with no speaker labels has no speakers. Listed in order of first appearance.
+ * a transcript with no speaker labels has no speakers. Listed in order of first appearance, with
+ * the name, confidence and evidence `SpeakerNames.ts` found (null and empty without a name).
  */
 import type { SpeakerInsight } from "../../src/contract/domain/Insights.ts"
 import type { Segment } from "../../src/contract/domain/Transcript.ts"
+import type { SpeakerIdentity } from "./SpeakerNames.ts"
 
 export const speakerStats = (
   segments: ReadonlyArray<Segment>,
-  names: ReadonlyMap<string, string>
+  identities: ReadonlyMap<string, SpeakerIdentity>
 ): Array<SpeakerInsight> => {
   const stats = new Map<string, { talk: number; turns: number }>()
   let previous: string | null = null
@@ -24,7 +26,9 @@ export const speakerStats = (
   const total = [...stats.values()].reduce((a, s) => a + s.talk, 0)
   return [...stats.entries()].map(([label, s]) => ({
     label,
-    name: names.get(label) ?? null,
+    name: identities.get(label)?.name ?? null,
+    name_confidence: identities.get(label)?.confidence ?? null,
+    name_evidence: identities.get(label)?.evidence ?? [],
     talk_time: Math.round(s.talk * 100) / 100,
     share: total > 0 ? Math.round((s.talk / total) * 1000) / 1000 : 0,
     turns: s.turns

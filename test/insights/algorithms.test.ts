@@ -134,7 +134,7 @@ describe("speaker names", () => {
       ["S1", "A lot of things."],
       ["S2", "Hi, this is Tom from the newsroom."]
     ))
-    expect(Object.fromEntries(names)).toEqual({ S0: "Ana Lima", S1: "Dr. Kofi Mensah", S2: "Tom" })
+    expect(Object.fromEntries(names)).toEqual({ S0: "Ana Lima", S1: "Kofi Mensah", S2: "Tom" })
   })
 
   it("takes 'welcome back, Tom' as the next new voice and 'my name is' as the speaker", () => {
@@ -186,9 +186,10 @@ describe("quotability and grounding", () => {
 describe("speaker stats and prompt lines", () => {
   it("counts talk time, share and turns per label", () => {
     const segments = [seg(0, 3, "a b", "S0"), seg(3, 4, "c", "S0"), seg(4, 8, "d", "S1"), seg(8, 10, "e", "S0"), seg(10, 11, "", "S1")]
-    expect(speakerStats(segments, new Map([["S1", "Tom"]]))).toEqual([
-      { label: "S0", name: null, talk_time: 6, share: 0.6, turns: 2 },
-      { label: "S1", name: "Tom", talk_time: 4, share: 0.4, turns: 1 }
+    const evidence = [{ kind: "addressed" as const, start: 0, text: "Tom, are you there?" }]
+    expect(speakerStats(segments, new Map([["S1", { name: "Tom", confidence: 0.55, evidence }]]))).toEqual([
+      { label: "S0", name: null, name_confidence: null, name_evidence: [], talk_time: 6, share: 0.6, turns: 2 },
+      { label: "S1", name: "Tom", name_confidence: 0.55, name_evidence: evidence, talk_time: 4, share: 0.4, turns: 1 }
     ])
     expect(speakerStats([seg(0, 3, "a", null)], new Map())).toEqual([])
   })

@@ -13,6 +13,7 @@
  * answers 503 INSIGHTS_UNAVAILABLE with Retry-After and stores nothing; its transcripts come from
  * the stand-in pipeline (the pipeline is not what that test is about).
  */
+import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -22,7 +23,8 @@ import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { MIN_WORDS } from "../../services/insights/Insights.ts"
 import { InsightsInvalidation } from "../../services/insights/InsightsInvalidation.ts"
-import { InsightsStore } from "../../services/insights/InsightsStore.ts"
+import { InsightsStore, transcriptHash } from "../../services/insights/InsightsStore.ts"
+import { TranscriptStore } from "../../services/jobs/TranscriptStore.ts"
 import { insightsMinimumWords } from "../../src/contract/api/InsightsApi.ts"
 import { JobId } from "../../src/contract/domain/Ids.ts"
 import type { Insights } from "../../src/contract/domain/Insights.ts"
@@ -123,6 +125,12 @@ describe("insights with the real pipeline", () => {
     const names = insights.speakers.map((s) => s.name ?? "")
     expect(names[0]).toMatch(/Laura/)
     expect(names[1]).toMatch(/Samuel/)
+    // Each name with its confidence and the sentences it rests on (said in the recording).
+    for (const speaker of insights.speakers.filter((s) => s.name !== null)) {
+      expect(speaker.name_confidence).toBeGreaterThan(0)
+      expect(speaker.name_evidence.length).toBeGreaterThan(0)
+      for (const e of speaker.name_evidence) expect(spoken).toContain(normalize(e.text))
+    }
     expect(insights.chapters.length).toBeGreaterThanOrEqual(1)
   })
 
@@ -178,6 +186,12 @@ describe("insights with the real pipeline", () => {
 
     const id = jobs["a01"]!
     await waitForJob(server, key, id, undefined, { timeoutMs: 120_000, intervalMs: 500 })
+    // A `no_speech` row stored before the upgrade (the hash of the transcript alone, 21 words
+    // under the old bound of 30) is stale now: the memo is generated again.
+    const stored = Option.getOrThrow(await server.run(TranscriptStore.use((store) => store.get(JobId.make(id)))))
+    const oldHash = createHash("sha256").update(JSON.stringify(stored)).digest("base64url")
+    expect(oldHash).not.toBe(transcriptHash(stored))
+    expect(await server.run(InsightsStore.use((store) => store.put(JobId.make(id), oldHash, { _tag: "NoSpeech", words: 21 }, 1)))).toBe(true)
     const response = await insightsOf(server, key, id)
     // The answer is the one /openapi.json documents for 200.
     const checker = makeChecker(await (await server.get("/openapi.json")).json())
@@ -200,6 +214,14 @@ describe("insights with the real pipeline", () => {
     expect(insights.chapters.length).toBe(1)
     expect(insights.chapters[0]!.title.length).toBeGreaterThan(0)
     expect(insights.speakers).toEqual([])
+    expect(generations(server, id)).toBe(1)
+
+    // A stored payload in a shape this version no longer reads counts as absent: made again, not a 500.
+    await server.run(Effect.gen(function*() {
+      yield* (yield* SqlClient.SqlClient)`UPDATE job_insights SET payload = payload - 'providers' WHERE job_id = ${id}`.pipe(Effect.orDie)
+    }))
+    expect(await okInsights(await insightsOf(server, key, id))).toEqual(insights)
+    expect(generations(server, id)).toBe(2)
   })
 
   it("answers 402 transcript_locked with pay links for a locked job", async () => {

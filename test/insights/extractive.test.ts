@@ -11,7 +11,7 @@ import type { Transcript } from "../../src/contract/domain/Transcript.ts"
 import { Insights, MIN_WORDS } from "../../services/insights/Insights.ts"
 import { NotEnoughSpeech } from "../../services/insights/InsightsErrors.ts"
 import { DANGLING_OPENINGS } from "../../services/insights/Stopwords.ts"
-import { A08, a08Transcript, distinctTexts, labelsOf, manifest, modelsDir, textsTranscript } from "./transcripts.ts"
+import { A08, a08Transcript, dialogueTranscript, distinctTexts, labelsOf, manifest, modelsDir, PANEL, PANEL_NAMES, textsTranscript } from "./transcripts.ts"
 
 const embedder = Embedder.layer({ modelsDir, threads: 1 }).pipe(
   Layer.provide(OnnxRuntime.layer({ threads: 1, idleUnloadMs: 30_000 }))
@@ -113,6 +113,28 @@ describe("Insights (extractive, real MiniLM)", () => {
         // The caller Priya only speaks after the sea-wall exchange: the last chapter is hers.
         assert.include(insights.chapters.at(-1)!.speakers, "Priya")
         assert.match(insights.chapters.at(-1)!.title.toLowerCase(), /dune|grass|volunteer/)
+      }))
+
+    it.effect("the panel: speakers named from how they address each other, with confidence and evidence", () =>
+      Effect.gen(function*() {
+        const transcript = dialogueTranscript(PANEL)
+        const insights = yield* (yield* Insights).generate(transcript)
+        Schema.decodeUnknownSync(InsightsPayload)(JSON.parse(JSON.stringify(insights)))
+        const labels = labelsOf(PANEL)
+        assert.deepStrictEqual(
+          insights.speakers.map((s) => [s.label, s.name]),
+          [...labels].map(([letter, label]) => [label, PANEL_NAMES[letter]!])
+        )
+        for (const speaker of insights.speakers) {
+          assert.isAbove(speaker.name_confidence!, 0)
+          assert.isAtMost(speaker.name_confidence!, 1)
+          assert.isAtLeast(speaker.name_evidence.length, 1)
+          for (const e of speaker.name_evidence) assert.include(transcript.text, e.text)
+        }
+        // The names are carried into quotes and chapters; people are not topics.
+        for (const q of insights.quotes) assert.strictEqual(q.speaker_name, PANEL_NAMES[[...labels].find(([, l]) => l === q.speaker)![0]])
+        const words = insights.topics.flatMap((t) => t.phrase.split(" "))
+        for (const name of ["martin", "emma", "clarke", "tom"]) assert.notInclude(words, name)
       }))
 
     it.effect("without diarization: no speakers, no names, null speaker everywhere", () =>

@@ -81,3 +81,35 @@ export const textsTranscript = (texts: ReadonlyArray<string>): Transcript => {
   }
   return transcriptOf(segments)
 }
+
+/** Diarized transcript of `turns` (speaker letters → `SPEAKER_<nn>`), one segment per turn at 2.5 words per second. */
+export const dialogueTranscript = (turns: ReadonlyArray<Turn>): Transcript => {
+  const labels = labelsOf(turns)
+  let at = 0
+  const segments: Array<Segment> = []
+  for (const t of turns) {
+    const seconds = t.text.split(/\s+/).length / 2.5
+    segments.push({ start: at, end: at + seconds, text: t.text, speaker: labels.get(t.speaker)! })
+    at += seconds + 0.6
+  }
+  return transcriptOf(segments)
+}
+
+/**
+ * A radio panel where names come from how people address each other: the host introduces
+ * himself and a guest who has not spoken yet, the guest greets the host by first name, the host
+ * addresses the guest and later a third voice ("Tom, …?") who is never introduced. Emma's name
+ * is also said in passing by Tom ("I read Emma's book"), which names nobody.
+ */
+export const PANEL: ReadonlyArray<Turn> = [
+  { speaker: "A", text: "Good evening and welcome to Night Shift, the programme about people who work while we sleep. I'm Martin Hale, and tonight I'm joined by Doctor Emma Clarke, who studies sleep at the university." },
+  { speaker: "B", text: "Hello Martin, and hello to everyone listening." },
+  { speaker: "A", text: "Emma, can you tell us why night workers sleep so badly during the day?" },
+  { speaker: "B", text: "The body clock expects darkness and rest at night, so sleep in daylight is shorter and lighter. A study from Denmark found exactly that." },
+  { speaker: "A", text: "We have a night porter from a city hotel in the studio too. Tom, do guests ever complain?" },
+  { speaker: "C", text: "All the time. They ring the desk at three in the morning about the noise from the street, and I read Emma's book on the night bus home." },
+  { speaker: "A", text: "Thanks, Tom. Emma, is there anything hotels could do better?" },
+  { speaker: "B", text: "Darker rooms and quieter corridors would help the guests and the staff." },
+  { speaker: "A", text: "That is all for tonight. Thank you both for joining me." }
+]
+export const PANEL_NAMES: Readonly<Record<string, string>> = { A: "Martin Hale", B: "Emma Clarke", C: "Tom" }

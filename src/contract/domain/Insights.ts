@@ -57,10 +57,32 @@ export type Topic = typeof Topic.Type
 export const Quote = SpokenSentence.annotate({ identifier: "Quote" })
 export type Quote = typeof Quote.Type
 
+/**
+ * One cue the speaker's name rests on: the speaker introducing themself ("I'm Emma Clarke"),
+ * being introduced by another ("joined by Doctor Emma Clarke", naming the next new voice),
+ * addressed by name in the turn before their own ("Emma, can you…?"), or greeted or thanked by
+ * name in the turn after it ("Hello Martin", "Thanks, Emma").
+ */
+export const NameEvidenceKind = Schema.Literals(["self_introduction", "introduced", "addressed", "greeting"])
+export type NameEvidenceKind = typeof NameEvidenceKind.Type
+
+export const NameEvidence = Schema.Struct({
+  kind: NameEvidenceKind,
+  start: Seconds.annotate({ description: "Start of the sentence holding the cue." }),
+  text: Schema.String.annotate({ description: "The sentence holding the cue, verbatim." })
+})
+export type NameEvidence = typeof NameEvidence.Type
+
 /** One diarized speaker. Empty list when the job was not diarized. */
 export const SpeakerInsight = Schema.Struct({
   label: Schema.String,
   name: SpeakerName,
+  name_confidence: Schema.NullOr(Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1 }))).annotate({
+    description: "0..1, how strongly the cues support `name` over any other name and speaker; null without a name."
+  }),
+  name_evidence: Schema.Array(NameEvidence).annotate({
+    description: "The cues for `name`, in spoken order; empty without a name."
+  }),
   talk_time: Schema.Finite.annotate({ description: "Seconds of the speaker's segments." }),
   share: Schema.Finite.annotate({ description: "0..1, talk_time over the talk time of all speakers." }),
   turns: Schema.Int.annotate({ description: "Runs of consecutive segments by this speaker." })
