@@ -39,6 +39,11 @@ export class JobStore extends Context.Service<JobStore, {
   /** Deleted ones too (restore checks ownership on those), until purged. */
   getAny(id: JobId): Effect.Effect<Option.Option<JobRecord>>
   list(accountId: AccountId, options: { readonly limit: number; readonly offset: number; readonly status?: JobStatus | undefined }): Effect.Effect<{ readonly jobs: ReadonlyArray<JobRecord>; readonly total: number }>
+  /**
+   * The account's deleted jobs that restore can still bring back (deleted within the restore
+   * window, not purged), most recently deleted first; same page and total as `list`.
+   */
+  listDeleted(accountId: AccountId, options: { readonly limit: number; readonly offset: number }): Effect.Effect<{ readonly jobs: ReadonlyArray<JobRecord>; readonly total: number }>
   getMany(ids: ReadonlyArray<JobId>): Effect.Effect<ReadonlyArray<JobRecord>>
   /** Jobs queued before this one (FIFO over the whole service); 0 unless queued. */
   queuePosition(job: JobRecord): Effect.Effect<number>
@@ -148,6 +153,26 @@ export class JobStore extends Context.Service<JobStore, {
         return { jobs: [], total: count?.total ?? 0 }
       })
 
+      const listDeleted = Effect.fn("JobStore.listDeleted")(function*(
+        accountId: AccountId,
+        options: { readonly limit: number; readonly offset: number }
+      ) {
+        // The same predicate as `restore`, so every job listed here can be restored.
+        const since = new Date((yield* now).getTime() - restoreWindowMs)
+        const rows = yield* sql<{ readonly total_count: number }>`SELECT *, count(*) OVER ()::int AS total_count
+          FROM jobs WHERE account_id = ${accountId} AND deleted_at IS NOT NULL AND deleted_at > ${since}
+          AND purged_at IS NULL
+          ORDER BY deleted_at DESC, id DESC LIMIT ${options.limit} OFFSET ${options.offset}`.pipe(Effect.orDie)
+        if (rows.length > 0) {
+          const jobs = yield* decodeJobRows(rows.map(({ total_count: _, ...row }) => row))
+          return { jobs, total: rows[0]!.total_count }
+        }
+        const [count] = yield* sql<{ total: number }>`SELECT count(*)::int AS total FROM jobs
+          WHERE account_id = ${accountId} AND deleted_at IS NOT NULL AND deleted_at > ${since}
+          AND purged_at IS NULL`.pipe(Effect.orDie)
+        return { jobs: [], total: count?.total ?? 0 }
+      })
+
       const getMany = Effect.fn("JobStore.getMany")(function*(ids: ReadonlyArray<JobId>) {
         if (ids.length === 0) return []
         return yield* decodeJobRows(
@@ -233,6 +258,7 @@ export class JobStore extends Context.Service<JobStore, {
         get,
         getAny,
         list,
+        listDeleted,
         getMany,
         queuePosition,
         queuePositions,

@@ -40,6 +40,19 @@ export const createClient = (options: ClientOptions) => {
         })
       ),
     waitForJob: (jobId: string, wait?: WaitOptions) => use((c) => waitForJob(c, jobId, wait)),
+    /**
+     * The deleted jobs that can still be restored (`GET /v1/jobs?status=deleted`), most recently
+     * deleted first, with `deleted_at` and `restorable_until`; bring one back with `restore`.
+     */
+    deletedJobs: (page: { readonly limit?: number; readonly offset?: number } = {}) =>
+      use((c) => c.api.jobList.list({ query: { status: "deleted", ...page } })),
+    restore: (jobId: string, claimToken?: string) =>
+      use((c) =>
+        c.api.jobs.restore({
+          params: { job_id: jobId },
+          headers: claimToken === undefined ? {} : { "x-claim-token": claimToken }
+        })
+      ),
     /** A playback link of the job's original audio, ready to fetch (a signed path is put on `baseUrl`). */
     audioUrl: (jobId: string, claimToken?: string) => use((c) => playbackUrl(c, jobId, claimToken)),
     /** The transcript as JSON; other formats come back as text (docx as bytes). */

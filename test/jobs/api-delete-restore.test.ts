@@ -4,12 +4,17 @@
  * heartbeat and does not end done; a finished job disappears; within 24 hours a restore
  * brings a finished job back as it was and puts a cancelled one back in the queue, where
  * it completes. After 24 hours the watchdog's sweep (run here with a clock moved 25 hours
- * ahead) purges the job and its stored file, and restore answers 404.
+ * ahead) purges the job and its stored file, and restore answers 404. `GET /v1/jobs?status=deleted`
+ * lists the caller's restorable deleted jobs (never another account's, never past the window
+ * or purged), with `deleted_at` and `restorable_until`, through HTTP and the typed client.
  */
 import { Effect, Option } from "effect"
+import { FetchHttpClient } from "effect/http"
+import { SqlClient } from "effect/sql"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createClient, makeClient } from "verbatim/client"
 import { JobStore } from "../../services/jobs/JobStore.ts"
 import { TranscriptStore } from "../../services/jobs/TranscriptStore.ts"
 import { sweep } from "../../services/jobs/JobWatchdog.ts"
@@ -207,5 +212,104 @@ describe("DELETE /v1/jobs/{job_id}", () => {
     expect(thirdBody.job_id).toBe(second.job_id)
     expect((await listJobs(server, key)).total).toBeLessThanOrEqual(totalBefore + 1)
     for (const job of (await listJobs(server, key, "?limit=100")).jobs) await waitForJob(server, key, job.job_id)
+  })
+})
+
+describe("GET /v1/jobs?status=deleted", () => {
+  const done = async (apiKey: string, name: string) => {
+    const id = (await accepted(await submitFile(server, { key: apiKey, file: { name, bytes: tinyWav() } }))).job_id
+    expect((await waitForJob(server, apiKey, id)).status).toBe("done")
+    return id
+  }
+  /** Moves a row where the API cannot take it (past the window, marked purged). */
+  const update = (id: string, change: "expired" | "purged") =>
+    server.run(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      if (change === "expired") yield* sql`UPDATE jobs SET deleted_at = now() - interval '25 hours' WHERE id = ${id}`
+      else yield* sql`UPDATE jobs SET purged_at = now() WHERE id = ${id}`
+    }).pipe(Effect.orDie))
+
+  it("lists the caller's restorable deleted jobs, most recently deleted first, with their window", async () => {
+    const owner = (await server.account()).key
+    const first = await done(owner, "first.wav")
+    const second = await done(owner, "second.wav")
+    const live = await done(owner, "live.wav")
+    const before = Math.floor(Date.now() / 1000)
+    expect((await request(server, "DELETE", `/v1/jobs/${first}`, owner)).status).toBe(204)
+    await sleep(20)
+    expect((await request(server, "DELETE", `/v1/jobs/${second}`, owner)).status).toBe(204)
+    const after = Math.floor(Date.now() / 1000)
+
+    // Decoded strictly with the contract's JobList: the two fields are part of it.
+    const deleted = await listJobs(server, owner, "?status=deleted")
+    expect(deleted.jobs.map((job) => job.job_id)).toEqual([second, first])
+    expect(deleted).toMatchObject({ limit: 20, offset: 0, count: 2, total: 2 })
+    for (const job of deleted.jobs) {
+      expect(job.status).toBe("done")
+      expect(job.deleted_at).toBeGreaterThanOrEqual(before)
+      expect(job.deleted_at).toBeLessThanOrEqual(after)
+      expect(job.restorable_until).toBe(job.deleted_at! + 24 * 3600)
+    }
+    const page = await listJobs(server, owner, "?status=deleted&limit=1&offset=1")
+    expect(page.jobs.map((job) => job.job_id)).toEqual([first])
+    expect(page).toMatchObject({ limit: 1, offset: 1, count: 1, total: 2 })
+
+    // The live list carries neither the deleted jobs nor the two fields.
+    const current = await listJobs(server, owner)
+    expect(current.jobs.map((job) => job.job_id)).toEqual([live])
+    expect(current.jobs[0]).not.toHaveProperty("deleted_at")
+
+    // Restored: back in the live list, gone from the deleted one.
+    expect((await request(server, "POST", `/v1/jobs/${second}/restore`, owner)).status).toBe(200)
+    expect((await listJobs(server, owner, "?status=deleted")).jobs.map((job) => job.job_id)).toEqual([first])
+    expect((await listJobs(server, owner)).jobs.map((job) => job.job_id)).toContain(second)
+  })
+
+  it("never shows another account's deleted jobs", async () => {
+    const mine = (await server.account()).key
+    const theirs = (await server.account()).key
+    const own = await done(mine, "own.wav")
+    const other = await done(theirs, "other.wav")
+    expect((await request(server, "DELETE", `/v1/jobs/${own}`, mine)).status).toBe(204)
+    expect((await request(server, "DELETE", `/v1/jobs/${other}`, theirs)).status).toBe(204)
+    expect((await listJobs(server, mine, "?status=deleted")).jobs.map((job) => job.job_id)).toEqual([own])
+    expect((await listJobs(server, theirs, "?status=deleted")).jobs.map((job) => job.job_id)).toEqual([other])
+  })
+
+  it("leaves out jobs past the 24-hour window and purged ones (exactly what restore refuses)", async () => {
+    const owner = (await server.account()).key
+    const recent = await done(owner, "recent.wav")
+    const expired = await done(owner, "expired.wav")
+    const purged = await done(owner, "purged-marked.wav")
+    for (const id of [recent, expired, purged]) expect((await request(server, "DELETE", `/v1/jobs/${id}`, owner)).status).toBe(204)
+    await update(expired, "expired")
+    await update(purged, "purged")
+    const deleted = await listJobs(server, owner, "?status=deleted")
+    expect(deleted.jobs.map((job) => job.job_id)).toEqual([recent])
+    expect(deleted.total).toBe(1)
+    await expectError(await request(server, "POST", `/v1/jobs/${expired}/restore`, owner), 404, "NOT_FOUND")
+    await expectError(await request(server, "POST", `/v1/jobs/${purged}/restore`, owner), 404, "NOT_FOUND")
+  })
+
+  it("needs an account key, and still refuses unknown status values", async () => {
+    await expectError(await request(server, "GET", "/v1/jobs?status=deleted", undefined), 401, "MISSING_API_KEY")
+    await expectError(await request(server, "GET", "/v1/jobs?status=trashed", key), 422, "VALIDATION_FAILED")
+  })
+
+  it("is in the typed client: the Effect API and the Promise wrapper", async () => {
+    const owner = (await server.account()).key
+    const id = await done(owner, "typed.wav")
+    expect((await request(server, "DELETE", `/v1/jobs/${id}`, owner)).status).toBe(204)
+    const viaEffect = await Effect.runPromise(makeClient({ baseUrl: server.url, apiKey: owner }).pipe(
+      Effect.flatMap((client) => client.api.jobList.list({ query: { status: "deleted" } })),
+      Effect.provide(FetchHttpClient.layer)
+    ))
+    expect(viaEffect.jobs.map((job) => [job.job_id, typeof job.deleted_at, typeof job.restorable_until]))
+      .toEqual([[id, "number", "number"]])
+    const client = createClient({ baseUrl: server.url, apiKey: owner })
+    const listed = await client.deletedJobs({ limit: 5 })
+    expect(listed.jobs.map((job) => job.job_id)).toEqual([id])
+    expect((await client.restore(id)).status).toBe("done")
+    expect((await client.deletedJobs()).total).toBe(0)
   })
 })

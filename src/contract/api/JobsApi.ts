@@ -209,17 +209,29 @@ export const BatchStatus = Schema.Struct({
   })
 })
 
+/** The list's `status` filter: a job status, or `deleted` for the caller's restorable deleted jobs. */
+export const JobListStatus = Schema.Literals([...JobStatus.literals, "deleted"]).annotate({
+  description: "`queued`, `processing`, `done` or `failed` filter the live jobs; `deleted` lists the deleted " +
+    "jobs that can still be restored."
+})
+export type JobListStatus = typeof JobListStatus.Type
+
 export class JobListApi extends HttpApiGroup.make("jobList")
   .add(
     HttpApiEndpoint.get("list", "/v1/jobs", {
       query: {
         limit: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 100 }))),
         offset: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
-        status: Schema.optionalKey(JobStatus)
+        status: Schema.optionalKey(JobListStatus)
       },
       success: JobList,
       error: [ValidationFailed]
-    }).annotateMerge(OpenApi.annotations({ summary: "List the caller's jobs, newest first" })),
+    }).annotateMerge(OpenApi.annotations({
+      summary: "List the caller's jobs, newest first",
+      description: "`status=deleted` lists the caller's deleted jobs that can still be restored (deleted in the last " +
+        "24 hours, not purged), most recently deleted first, each with `deleted_at` and `restorable_until`; " +
+        "restore one with `POST /v1/jobs/{job_id}/restore`. Other values filter the live jobs by status."
+    })),
     HttpApiEndpoint.post("batchStatus", "/v1/jobs/status", {
       payload: Schema.Struct({
         ids: Schema.Array(JobIdParam).check(Schema.isBetweenLength(1, 50))

@@ -59,7 +59,15 @@ export const JobView = Schema.Struct({
   retryable: Schema.optionalKey(Schema.Boolean),
   /** Keyless samples are previews: only the opening of the recording is transcribed. */
   preview: Schema.optionalKey(Schema.Boolean),
-  diarization: DiarizationState
+  diarization: DiarizationState,
+  /** Only on the list of deleted jobs (`GET /v1/jobs?status=deleted`). */
+  deleted_at: Schema.optionalKey(Schema.Number.annotate({
+    description: "Unix seconds when the job was deleted; only in `GET /v1/jobs?status=deleted`."
+  })),
+  restorable_until: Schema.optionalKey(Schema.Number.annotate({
+    description: "Unix seconds until which `POST /v1/jobs/{job_id}/restore` brings the job back (24 hours after " +
+      "`deleted_at`); the job is purged after it. Only in `GET /v1/jobs?status=deleted`."
+  }))
 })
 export type JobView = typeof JobView.Type
 
