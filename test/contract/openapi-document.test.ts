@@ -167,7 +167,7 @@ describe("/openapi.json is a valid OpenAPI 3.1 document", () => {
   })
 
   it("describes the routes served beside the HttpApi, and the request edge's answers on every route", () => {
-    for (const [path, method] of [["/readyz", "get"], ["/metrics", "get"], ["/v1/audio/transcriptions", "post"], ["/mcp", "post"], ["/mcp", "delete"]]) {
+    for (const [path, method] of [["/readyz", "get"], ["/metrics", "get"], ["/v1/audio/transcriptions", "post"], ["/mcp", "post"], ["/mcp", "delete"]] as const) {
       expect(spec["paths"][path]?.[method], `${method} ${path}`).toBeDefined()
     }
     expect(spec["components"]["securitySchemes"]["bearerKey"]).toMatchObject({ type: "http", scheme: "bearer" })

@@ -6,6 +6,9 @@
  * body that validates against that status's schema. A finished job's result is checked
  * in every format. The stand-in pipeline keeps jobs fast; what is checked is the HTTP shape.
  */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -352,6 +355,127 @@ describe("answers match /openapi.json", () => {
     await call("GET", "/checkout/txn_missing", 404)
     await call("GET", "/pricing", 200)
     await call("POST", "/webhooks/paddle", 422, { json: { event_type: "transaction.completed" }, headers: { "Paddle-Signature": "ts=1;h1=00" } })
+  })
+})
+
+describe("routes beside the HttpApi, and the request edge on media routes", () => {
+  const bearer = (value: string) => ({ Authorization: `Bearer ${value}` })
+  const mcpHeaders = { Accept: "application/json, text/event-stream" }
+  const initialize = {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "openapi-test", version: "1" } }
+  }
+
+  it("/readyz and /metrics: ready, not ready (503 naming the check), metrics off (404), a NUL in the query (422)", async () => {
+    expect((await call("GET", "/readyz", 200)).body.status).toBe("ready")
+    const metrics = await call("GET", "/metrics", 200)
+    expect(metrics.body).toContain("verbatim_http_requests_total")
+    expect((await call("GET", "/readyz?probe=%00", 422)).body.detail[0].loc).toEqual(["query", "probe"])
+    await call("GET", "/readyz", 403, { headers: { Origin: "https://example.com" } })
+    const emptyModels = fs.mkdtempSync(path.join(os.tmpdir(), "verbatim-openapi-no-models-"))
+    const bare = await startServer("openapi-not-ready", { modelsDir: emptyModels, metrics: false }, { pipeline: makeStandIn().layer })
+    try {
+      const strict = makeChecker(await (await bare.get("/openapi.json")).json())
+      const notReady = await strict.check("GET", `${bare.url}/readyz`, await bare.get("/readyz"))
+      expect(notReady.status).toBe(503)
+      expect(notReady.body).toMatchObject({ code: "NOT_READY_TO_SERVE", failing: ["models"] })
+      const off = await strict.check("GET", `${bare.url}/metrics`, await bare.get("/metrics"))
+      expect(off.status).toBe(404)
+    } finally {
+      await bare.close()
+    }
+  })
+
+  it("POST /v1/audio/transcriptions: every response_format and the refusals in OpenAI's shape", async () => {
+    const openAi = (fields: Record<string, string>, file: { name: string; bytes: Uint8Array; type?: string } | undefined = wav()) =>
+      form(file, fields)
+    const json = await call("POST", "/v1/audio/transcriptions", 200, { headers: bearer(key), body: openAi({ model: "whisper-1" }) })
+    expect(json.body.text).toEqual(expect.any(String))
+    expect(json.headers.get("x-verbatim-job-id")).toEqual(expect.any(String))
+    const verbose = await call("POST", "/v1/audio/transcriptions", 200, {
+      headers: bearer(key),
+      body: openAi({ model: "whisper-1", response_format: "verbose_json", "timestamp_granularities[]": "word" })
+    })
+    expect(verbose.body.task).toBe("transcribe")
+    for (const format of ["text", "srt", "vtt"]) {
+      const rendered = await call("POST", "/v1/audio/transcriptions", 200, { headers: bearer(key), body: openAi({ model: "whisper-1", response_format: format }) })
+      expect(typeof rendered.body).toBe("string")
+    }
+    expect((await call("POST", "/v1/audio/transcriptions", 400, { headers: bearer(key), body: openAi({}) })).body.error.param).toBe("model")
+    await call("POST", "/v1/audio/transcriptions", 400, { headers: bearer(key), json: { model: "whisper-1" } })
+    await call("POST", "/v1/audio/transcriptions", 401, { body: openAi({ model: "whisper-1" }) })
+    await call("POST", "/v1/audio/transcriptions", 401, { headers: bearer("vb_live_not-a-real-key"), body: openAi({ model: "whisper-1" }) })
+    expect((await call("POST", "/v1/audio/transcriptions", 415, {
+      headers: bearer(key),
+      body: openAi({ model: "whisper-1" }, { name: "notes.txt", bytes: tinyWav() })
+    })).body.error.code).toBe("bad_ext")
+    const broke = await server.account(undefined, { minutes: 0 })
+    expect((await call("POST", "/v1/audio/transcriptions", 402, { headers: bearer(broke.key), body: openAi({ model: "whisper-1" }) })).body.error.type)
+      .toBe("insufficient_quota")
+    expect((await call("POST", "/v1/audio/transcriptions", 403, { headers: { ...bearer(key), Origin: "https://example.com" }, body: openAi({ model: "whisper-1" }) }))
+      .body.code).toBe("BROWSER_FORBIDDEN")
+    await call("POST", "/v1/audio/transcriptions?x=%00", 422, { headers: bearer(key), body: openAi({ model: "whisper-1" }) })
+  })
+
+  it("POST and DELETE /mcp: a session from initialize to its end, and every refusal", async () => {
+    const started = await call("POST", "/mcp", 200, { headers: { ...bearer(key), ...mcpHeaders }, json: initialize })
+    expect(started.body.result.serverInfo.name).toBe("verbatim")
+    const session = started.headers.get("mcp-session-id")!
+    expect(session).toEqual(expect.any(String))
+    const inSession = { ...bearer(key), ...mcpHeaders, "mcp-session-id": session, "mcp-protocol-version": "2025-06-18" }
+    await call("POST", "/mcp", 202, { headers: inSession, json: { jsonrpc: "2.0", method: "notifications/initialized" } })
+    const tools = await call("POST", "/mcp", 200, { headers: inSession, json: { jsonrpc: "2.0", id: 2, method: "tools/list" } })
+    expect(tools.body.result.tools.length).toBeGreaterThan(5)
+    expect((await call("POST", "/mcp", 200, { headers: inSession, body: "{", contentType: "application/json" })).body.error.code).toBe(-32700)
+    expect((await call("POST", "/mcp", 400, { headers: { ...bearer(key), ...mcpHeaders }, json: { jsonrpc: "2.0", id: 3, method: "tools/list" } }))
+      .body.error.code).toBe(-32600)
+    expect((await call("POST", "/mcp", 400, { headers: inSession, json: [{ jsonrpc: "2.0", id: 4, method: "ping" }] })).body.code).toBe("BAD_REQUEST")
+    const noKey = await call("POST", "/mcp", 401, { headers: mcpHeaders, json: initialize })
+    expect(noKey.headers.get("www-authenticate")).toContain("Bearer")
+    await call("POST", "/mcp", 401, { headers: { ...bearer("vb_live_not-a-real-key"), ...mcpHeaders }, json: initialize })
+    await call("POST", "/mcp", 404, { headers: { ...inSession, "mcp-session-id": "no-such-session" }, json: { jsonrpc: "2.0", id: 5, method: "ping" } })
+    await call("POST", "/mcp", 406, { headers: bearer(key), json: initialize })
+    await call("POST", "/mcp", 415, { headers: { ...bearer(key), ...mcpHeaders }, body: "x", contentType: "text/plain" })
+    expect((await call("POST", "/mcp", 422, {
+      headers: inSession,
+      json: { jsonrpc: "2.0", id: 6, method: "tools/call", params: { name: "job_status", arguments: { job_id: "a\u0000b" } } }
+    })).body.detail[0].loc).toEqual(["body", "params", "arguments", "job_id"])
+    await call("POST", "/mcp", 403, { headers: { ...bearer(key), ...mcpHeaders, Origin: "https://example.com" }, json: initialize })
+    await call("DELETE", "/mcp", 400, { headers: bearer(key) })
+    await call("DELETE", "/mcp", 204, { headers: { ...bearer(key), "mcp-session-id": session } })
+    await call("DELETE", "/mcp", 404, { headers: { ...bearer(key), "mcp-session-id": session } })
+    await call("DELETE", "/mcp", 401, { headers: { "mcp-session-id": session } })
+  })
+
+  it("a NUL in the query of the signed media routes is 422, as documented", async () => {
+    for (const route of [`/v1/jobs/${missingId}/audio`, `/v1/clips/${missingId}/video`, `/v1/jobs/${missingId}/audio/url`, "/v1/me", "/healthz"]) {
+      expect((await call("GET", `${route}?token=%00`, 422)).body.detail).toEqual([{ loc: ["query", "token"], msg: expect.any(String) }])
+    }
+  })
+
+  it("a JSON body over 1 MiB on a route that takes no body is 413 BODY_TOO_LARGE, as documented", async () => {
+    for (const [method, route] of [["DELETE", `/v1/jobs/${missingId}`], ["POST", `/v1/jobs/${missingId}/restore`], ["DELETE", `/v1/clips/${missingId}`]] as const) {
+      const url = new URL(server.url)
+      const raw = await rawRequest(
+        server.url,
+        `${method} ${route} HTTP/1.1\r\nHost: ${url.host}\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${2 * 1024 * 1024}\r\n\r\n`,
+        "{"
+      )
+      const checked = await checker.check(method, `${server.url}${route}`, new Response(raw.body, { status: raw.status, headers: raw.headers }))
+      expect(checked.body.code).toBe("BODY_TOO_LARGE")
+    }
+  })
+
+  it("/docs renders the document without a try-it client (browsers are refused)", async () => {
+    const page = await server.get("/docs")
+    expect(page.status).toBe(200)
+    const html = await page.text()
+    expect(html).toContain("\"hideTestRequestButton\":true")
+    expect(html).toContain("\"hideClientButton\":true")
+    expect(html).toContain("/v1/audio/transcriptions")
+    expect(html).toContain("curl")
   })
 })
 
