@@ -126,6 +126,135 @@ describe("strings Postgres cannot store", () => {
   })
 })
 
+/**
+ * Every number a body or query takes, sent out of range (issue 22: `until: -3.78e28` made an
+ * invalid Date and a 500). Each operation gets an otherwise valid request so the number reaches
+ * the handler if the contract lets it through; the answer must be below 500, and a value past
+ * the field's declared bounds a 422 naming it. The first test keeps the table complete: every
+ * numeric field of a request body or query in /openapi.json must be listed here.
+ */
+describe("out-of-range numbers", () => {
+  type Json = Record<string, any>
+  interface NumberField {
+    readonly method: string
+    /** `{job}` is a finished job of the caller. */
+    readonly path: string
+    readonly field: string
+    readonly in: "body" | "query"
+    /** The request with the number in place (bodies); queries send `field=value` alone. */
+    readonly body?: (value: unknown) => Json
+    /** Where a 422 names the field. */
+    readonly loc: ReadonlyArray<string | number>
+    /** The declared range (inclusive) and whether only integers are taken. */
+    readonly min: number
+    readonly max: number
+    readonly integer: boolean
+  }
+  const safe = Number.MAX_SAFE_INTEGER
+  const table: ReadonlyArray<NumberField> = [
+    { method: "POST", path: "/v1/library/search", field: "limit", in: "body", body: (v) => ({ q: "hello", limit: v }), loc: ["body", "limit"], min: 1, max: 50, integer: true },
+    { method: "POST", path: "/v1/library/search", field: "since", in: "body", body: (v) => ({ q: "hello", since: v }), loc: ["body", "since"], min: 0, max: 253402300799, integer: false },
+    { method: "POST", path: "/v1/library/search", field: "until", in: "body", body: (v) => ({ q: "hello", until: v }), loc: ["body", "until"], min: 0, max: 253402300799, integer: false },
+    { method: "GET", path: "/v1/jobs", field: "limit", in: "query", loc: ["query", "limit"], min: 1, max: 100, integer: true },
+    { method: "GET", path: "/v1/jobs", field: "offset", in: "query", loc: ["query", "offset"], min: 0, max: safe, integer: true },
+    { method: "POST", path: "/v1/jobs/{job}/clips", field: "start_s", in: "body", body: (v) => ({ start_s: v, end_s: 0.4 }), loc: ["body", "start_s"], min: 0, max: 36_000, integer: false },
+    { method: "POST", path: "/v1/jobs/{job}/clips", field: "end_s", in: "body", body: (v) => ({ start_s: 0, end_s: v }), loc: ["body", "end_s"], min: 0, max: 36_000, integer: false },
+    // Over 5 GB and still a safe integer: 413 FILE_TOO_LARGE, as the spec says for a file too large.
+    { method: "POST", path: "/v1/uploads/init", field: "size_bytes", in: "body", body: (v) => ({ filename: "a.wav", size_bytes: v }), loc: ["body", "size_bytes"], min: 1, max: safe, integer: true },
+    {
+      method: "PATCH",
+      path: "/v1/jobs/{job}/transcript",
+      field: "segments.index",
+      in: "body",
+      body: (v) => ({ segments: [{ index: v, text: "corrected" }] }),
+      loc: ["body", "segments", 0, "index"],
+      min: 0,
+      max: safe,
+      integer: true
+    },
+    // JSON-RPC's request id: any number is valid and only echoed back.
+    { method: "POST", path: "/mcp", field: "id", in: "body", body: (v) => ({ jsonrpc: "2.0", id: v, method: "ping" }), loc: [], min: -Infinity, max: Infinity, integer: false }
+  ]
+  const numbers: ReadonlyArray<number> = [
+    -3.78e28, 3.78e28, -1e308, 1e308, -(2 ** 63), 2 ** 63, 2 ** 53 + 2, -(2 ** 53), 8.64e15 + 1, -1, 0, -0, 0.5, 1e-320,
+    2 ** 31, 2 ** 31 - 1, 2 ** 53 - 1, 8.64e12, 253402300800, 36_001, 5e9 + 1
+  ]
+  /** Query strings can say what JSON cannot: never a number in range. */
+  const queryOnly: ReadonlyArray<string> = ["1e400", "-1e400", "NaN", "Infinity", "0x10", "99999999999999999999999"]
+
+  let finished: string
+  beforeAll(async () => {
+    finished = (await accepted(await submitFile(server, { key, file: { name: "numbers.wav", bytes: tinyWav() } }))).job_id
+    expect((await waitForJob(server, key, finished)).status).toBe("done")
+  })
+
+  const send = (entry: NumberField, value: unknown) => {
+    const path = entry.path.replace("{job}", finished)
+    if (entry.in === "query") {
+      return fetch(`${server.url}${path}?${entry.field}=${encodeURIComponent(String(value))}`, { headers: { "X-API-Key": key } })
+    }
+    return fetch(`${server.url}${path}`, {
+      method: entry.method,
+      headers: { "X-API-Key": key, "Content-Type": "application/json" },
+      body: JSON.stringify(entry.body!(value))
+    })
+  }
+
+  it("lists every numeric field of every request body and query in /openapi.json", async () => {
+    const document = await (await fetch(`${server.url}/openapi.json`)).json() as Json
+    const resolve = (schema: Json | undefined): Json | undefined =>
+      schema?.["$ref"] === undefined ? schema : document["components"]["schemas"][String(schema["$ref"]).split("/").pop()!]
+    const isNumeric = (schema: Json | undefined): boolean => {
+      const resolved = resolve(schema)
+      if (resolved === undefined) return false
+      if (resolved["type"] === "number" || resolved["type"] === "integer") return true
+      return [...(resolved["anyOf"] ?? []), ...(resolved["oneOf"] ?? []), ...(resolved["allOf"] ?? [])].some(isNumeric)
+    }
+    const found: Array<string> = []
+    const walk = (where: string, schema: Json | undefined, prefix: string) => {
+      const resolved = resolve(schema)
+      for (const [name, property] of Object.entries((resolved?.["properties"] ?? {}) as Json)) {
+        if (isNumeric(property)) found.push(`${where} ${prefix}${name}`)
+        const inner = resolve(property as Json)
+        if (inner?.["type"] === "array") walk(where, resolve(inner["items"]), `${prefix}${name}.`)
+        else walk(where, inner, `${prefix}${name}.`)
+      }
+    }
+    for (const [path, item] of Object.entries(document["paths"] as Json)) {
+      for (const method of ["get", "post", "put", "patch", "delete"]) {
+        const operation: Json | undefined = (item as Json)[method]
+        if (operation === undefined) continue
+        const where = `${method.toUpperCase()} ${path.replace(/\{job_id\}/, "{job}")}`
+        for (const parameter of [...((item as Json)["parameters"] ?? []), ...(operation["parameters"] ?? [])] as Array<Json>) {
+          // Query numbers are documented as strings of digits (that is what a query carries).
+          const numericText = String(resolve(parameter["schema"])?.["pattern"] ?? "").includes("\\d")
+          if (parameter["in"] === "query" && (isNumeric(parameter["schema"]) || numericText)) found.push(`${where} ${parameter["name"]}`)
+        }
+        walk(where, operation["requestBody"]?.["content"]?.["application/json"]?.["schema"], "")
+      }
+    }
+    expect(found.sort()).toEqual(table.map((entry) => `${entry.method} ${entry.path} ${entry.field}`).sort())
+  })
+
+  it("answers 422 naming the field for values past its bounds, and never 5xx for any number", async () => {
+    for (const entry of table) {
+      const values: Array<number | string> = [...numbers, ...(entry.in === "query" ? queryOnly : [])]
+      for (const value of values) {
+        const response = await send(entry, value)
+        const text = await response.text()
+        const where = `${entry.method} ${entry.path} ${entry.field}=${String(value)} → ${response.status} ${text.slice(0, 300)}`
+        expect(response.status, where).toBeLessThan(500)
+        const inRange = typeof value === "number" && value >= entry.min && value <= entry.max &&
+          (!entry.integer || Number.isSafeInteger(value))
+        if (!inRange) {
+          expect(response.status, where).toBe(422)
+          expect((JSON.parse(text) as Json)["detail"], where).toEqual(expect.arrayContaining([expect.objectContaining({ loc: entry.loc })]))
+        }
+      }
+    }
+  })
+})
+
 describe("clients that hang up", () => {
   it("log 499 in the request line and no error line, however many pipelined requests they drop", async () => {
     const before = server.logs.length

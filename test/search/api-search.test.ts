@@ -221,6 +221,15 @@ describe("POST /v1/library/search refusals", () => {
     expect((await search(keyA, { q: "x".repeat(500) })).hits).toBeInstanceOf(Array)
   })
 
+  it("answers 422 naming the field for a since or until that is no date (until -3.78e28 was a 500)", async () => {
+    for (const [field, value] of [["until", -3.78e28], ["since", 3.78e28], ["until", 8.64e12 + 1], ["since", -1], ["until", 253402300800]] as const) {
+      const body = await expectError(await postJson(server, "/v1/library/search", { q: "hello", [field]: value }, keyA), 422, "VALIDATION_FAILED")
+      expect(body["detail"]).toEqual([{ loc: ["body", field], msg: expect.stringContaining("253402300799") }])
+    }
+    // The last second of year 9999 is still a date.
+    expect((await search(keyA, { q: "hello", since: 0, until: 253402300799 })).hits).toBeInstanceOf(Array)
+  })
+
   it("answers 401 without a key and 400 for a body that is not JSON", async () => {
     expect((await postJson(server, "/v1/library/search", { q: "bread" })).status).toBe(401)
     const response = await fetch(`${server.url}/v1/library/search`, {

@@ -18,7 +18,7 @@ import {
   RangeNotSatisfiable,
   ValidationFailed
 } from "./Errors.ts"
-import { JobIdParam } from "./JobsApi.ts"
+import { JobIdParam, maxAudioSeconds } from "./JobsApi.ts"
 import { byteRangeHeaders, linkTokenQuery, mediaBytes, mediaResponseHeaders } from "./PlaybackApi.ts"
 import { RequireAccount } from "./Security.ts"
 
@@ -34,8 +34,13 @@ export const ClipStatus = Schema.Literals(["queued", "rendering", "done", "faile
 export const ClipIdParam = Schema.String.check(Schema.isUUID()).annotate({ description: "A clip id (UUID)." })
 
 export const ClipRequest = Schema.Struct({
-  start_s: Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0)).annotate({ description: "Seconds from the start of the recording." }),
-  end_s: Schema.Finite.annotate({ description: "Seconds; after `start_s`, 1 to 180 seconds later, inside the recording." }),
+  // No recording is longer than a job accepts (10 hours): a time past that cannot be inside one.
+  start_s: Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: maxAudioSeconds })).annotate({
+    description: "Seconds from the start of the recording."
+  }),
+  end_s: Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: maxAudioSeconds })).annotate({
+    description: "Seconds; after `start_s`, 1 to 180 seconds later, inside the recording."
+  }),
   caption_style: Schema.optionalKey(CaptionStyleName.annotate({ default: "karaoke" }))
 })
 export type ClipRequest = typeof ClipRequest.Type

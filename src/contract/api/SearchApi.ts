@@ -12,6 +12,14 @@ import { RequireAccount } from "./Security.ts"
 
 export const searchQueryMaxChars = 500
 export const searchMaxLimit = 50
+/**
+ * Latest time a filter takes, in Unix seconds: 9999-12-31T23:59:59Z. Past it a number no longer
+ * names a date Postgres or JavaScript can hold (an invalid Date was a 500); earlier than 0 no job exists.
+ */
+export const maxUnixSeconds = 253_402_300_799
+
+const UnixSeconds = Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: maxUnixSeconds }))
+
 /** Shortest and longest clip candidate, in seconds. */
 export const candidateLengthLimits = { min: 10, max: 60 } as const
 
@@ -36,8 +44,12 @@ export const LibrarySearchRequest = Schema.Struct({
   language: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^[a-z]{2}$/)).annotate({
     description: "Only transcripts in this language (ISO 639-1)."
   })),
-  since: Schema.optionalKey(Schema.Finite.annotate({ description: "Only jobs created at or after this time (Unix seconds)." })),
-  until: Schema.optionalKey(Schema.Finite.annotate({ description: "Only jobs created before this time (Unix seconds)." }))
+  since: Schema.optionalKey(UnixSeconds.annotate({
+    description: `Only jobs created at or after this time (Unix seconds, 0 to ${maxUnixSeconds}).`
+  })),
+  until: Schema.optionalKey(UnixSeconds.annotate({
+    description: `Only jobs created before this time (Unix seconds, 0 to ${maxUnixSeconds}).`
+  }))
 })
 export type LibrarySearchRequest = typeof LibrarySearchRequest.Type
 
