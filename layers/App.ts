@@ -11,7 +11,7 @@ import { createServer } from "node:http"
 import { Accounts } from "../services/Accounts.ts"
 import { ApiKeys } from "../services/ApiKeys.ts"
 import { AppConfig } from "../services/AppConfig.ts"
-import { AppLogger } from "../services/observability/AppLogger.ts"
+import { AppLogger, startupFields } from "../services/observability/AppLogger.ts"
 import { Billing } from "../services/billing/Billing.ts"
 import { Checkouts } from "../services/billing/Checkouts.ts"
 import { UsageReport } from "../services/billing/UsageReport.ts"
@@ -252,11 +252,15 @@ export const ServerLayer = Layer.merge(
   Layer.provide(AppLogger.effectLogger)
 )
 
-/** Logs the bound address (the real port when configured as 0) once the server is up. */
+/**
+ * Logs the bound address (the real port when configured as 0) once the server is up, with the
+ * model, decoder and database it runs on.
+ */
 export const announce = Effect.gen(function*() {
   const logger = yield* AppLogger
   const server = yield* HttpServer.HttpServer
-  logger.pino.info({ msg: "listening", url: HttpServer.formatAddress(server.address), docs: "/docs" })
+  const config = yield* AppConfig
+  logger.pino.info({ msg: "listening", url: HttpServer.formatAddress(server.address), docs: "/docs", ...startupFields(config) })
 })
 
 export { FetchLayer, InsightsGeneratorLayer } from "./Local.ts"

@@ -9,7 +9,7 @@ import { Console, Effect, Layer } from "effect"
 import { Command } from "effect/cli"
 import { FetchLayer, InsightsGeneratorLayer } from "../layers/Local.ts"
 import { InProcessPipelineLayer, ModelRegistryLayer, PipelineLayer } from "../layers/Pipeline.ts"
-import { AppConfig } from "../services/AppConfig.ts"
+import { AppConfig, type LogLevel } from "../services/AppConfig.ts"
 import { AppLogger } from "../services/observability/AppLogger.ts"
 import { adminCommand } from "./cli/AdminCommands.ts"
 import { speechCommands } from "./cli/SpeechCommands.ts"
@@ -31,10 +31,10 @@ const DatabaseLayer = lazy(() => import("../layers/Database.ts").then((m) => m.D
  * restart); then the database closes. Whatever is still running `grace + 10` seconds after
  * the signal is abandoned: the process exits with status 1.
  */
-const boundShutdown = (graceSeconds: number) =>
+const boundShutdown = (graceSeconds: number, logLevel: LogLevel) =>
   Effect.sync(() => {
     const onSignal = (signal: NodeJS.Signals) => {
-      process.stdout.write(`${JSON.stringify({ level: "info", time: Date.now(), msg: "shutting down", signal, grace_seconds: graceSeconds })}\n`)
+      AppLogger.direct(logLevel).info({ msg: "shutting down", signal, grace_seconds: graceSeconds })
       setTimeout(() => {
         process.stderr.write(`verbatim: shutdown took longer than ${graceSeconds + 10} s; exiting anyway\n`)
         process.exit(1)
@@ -49,7 +49,7 @@ const serve = Command.make(
   {},
   () =>
     Effect.andThen(
-      AppConfig.use((config) => boundShutdown(config.shutdownGraceSeconds)),
+      AppConfig.use((config) => boundShutdown(config.shutdownGraceSeconds, config.logLevel)),
       Layer.launch(
         lazy(() => app().then(({ announce, ServerLayer }) => Layer.effectDiscard(announce).pipe(Layer.provideMerge(ServerLayer)))).pipe(
           Layer.provide(PipelineLayer),

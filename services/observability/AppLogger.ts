@@ -1,9 +1,14 @@
 /**
- * JSON logs through pino. Request logs carry method, path (never the query string, which
- * may hold a signed token), status, duration and the account id — never a key or a claim
- * token. Effect's own log calls are routed to the same pino instance.
+ * JSON logs through pino, one format for every line the server writes: pino's numeric `level`,
+ * `time`, `service` once, `msg`, then the line's fields. Request logs carry method, path (never
+ * the query string, which may hold a signed token), status, duration and the account id — never
+ * a key or a claim token. Effect's own log calls are routed to the same pino instance; the few
+ * lines written outside the layers (the shutdown signal) go through `AppLogger.direct`.
  */
-import { Cause, Context, Effect, Layer, Logger, References } from "effect"
+import { Cause, Context, Effect, Layer, Logger, Option, Redacted, References } from "effect"
+import { spawnSync } from "node:child_process"
+import pino from "pino"
+import { AppConfig, type AppConfigShape, type LogLevel } from "../AppConfig.ts"
 
 const safeJson = (value: unknown) => {
   try {
@@ -12,8 +17,42 @@ const safeJson = (value: unknown) => {
     return String(value)
   }
 }
-import pino from "pino"
-import { AppConfig, type LogLevel } from "../AppConfig.ts"
+
+/** Fields every line has; an annotation by one of these names is kept as `annotation_<name>`, never repeated. */
+const lineKeys = new Set(["level", "time", "service", "msg"])
+
+const options = (level: LogLevel): pino.LoggerOptions => ({ level, base: { service: "verbatim" } })
+
+/** A database URL without its password (and query string), for the log. */
+const databaseForLog = (config: Pick<AppConfigShape, "databaseUrl" | "dataDir">): string =>
+  Option.match(config.databaseUrl, {
+    onNone: () => `embedded PGlite in ${config.dataDir}/pg`,
+    onSome: (secret) => {
+      try {
+        const url = new URL(Redacted.value(secret))
+        return `postgres ${url.username === "" ? "" : `${decodeURIComponent(url.username)}@`}${url.host}${url.pathname}`
+      } catch {
+        return "postgres (DATABASE_URL)"
+      }
+    }
+  })
+
+/**
+ * What this server runs on, for its start-up line: the Whisper model and encoder setting, the
+ * ffmpeg build that decodes (`auto` resolved by the same test as pipeline/media/MediaDecoder.ts:
+ * `ffmpeg -version` runs), and the database, never its password.
+ */
+export const startupFields = (config: AppConfigShape) => ({
+  model: config.model,
+  encoder: config.encoder,
+  decoder: config.decoder !== "auto"
+    ? config.decoder
+    : spawnSync("ffmpeg", ["-hide_banner", "-version"], { stdio: "ignore", timeout: 10_000 }).status === 0
+    ? "native"
+    : "wasm",
+  database: databaseForLog(config),
+  workers: config.workers
+})
 
 export interface RequestLogEntry {
   readonly request_id: string
@@ -29,12 +68,19 @@ export class AppLogger extends Context.Service<AppLogger, {
   request(entry: RequestLogEntry): void
 }>()("verbatim/observability/AppLogger") {
   static readonly make = (level: LogLevel, destination?: pino.DestinationStream) => {
-    const logger = pino({ level, base: { service: "verbatim" } }, destination ?? pino.destination(1))
+    const logger = pino(options(level), destination ?? pino.destination(1))
     return AppLogger.of({
       pino: logger,
       request: (entry) => logger.info({ msg: "request", ...entry })
     })
   }
+
+  /**
+   * A logger writing each line at once to stdout, in the same format, for the few lines written
+   * outside the layers (a signal handler), where nothing flushes a buffer afterwards.
+   */
+  static readonly direct = (level: LogLevel, dest: number | string = 1): pino.Logger =>
+    pino(options(level), pino.destination({ dest, sync: true }))
 
   /**
    * Lines to `dest` (default stdout) gathered up to `bufferBytes` per write, and written at least
@@ -86,8 +132,11 @@ export class AppLogger extends Context.Service<AppLogger, {
           const parts = Array.isArray(message) ? message : [message]
           const text = parts.map((part) => typeof part === "string" ? part : safeJson(part)).join(" ")
           // `Effect.annotateLogs` fields become fields of the line (e.g. a task's job id, kind, outcome).
-          const fields = { ...fiber.getRef(References.CurrentLogAnnotations) }
-          const entry = cause.reasons.length > 0 ? { ...fields, msg: text, cause: Cause.pretty(cause) } : { ...fields, msg: text }
+          const fields: Record<string, unknown> = {}
+          for (const [key, value] of Object.entries(fiber.getRef(References.CurrentLogAnnotations))) {
+            fields[lineKeys.has(key) ? `annotation_${key}` : key] = value
+          }
+          const entry = cause.reasons.length > 0 ? { msg: text, ...fields, cause: Cause.pretty(cause) } : { msg: text, ...fields }
           switch (logLevel) {
             case "Fatal":
               return logger.fatal(entry)

@@ -4,7 +4,9 @@
  * - models: the configured model's files present with their sha256 checksums; other known models listed;
  * - database: reachable, schema migrations applied (opening it applies pending ones, as `serve` does);
  * - disk: free space where data lives;
- * - ports: the API port and the job runner's port free to listen on.
+ * - ports: the API port and the job runner's port free to listen on — unless a Verbatim already
+ *   answers on the API port: then that running service is checked instead (its `/readyz`:
+ *   ready, database, models, workers, disk), and the ports it holds are as they should be.
  * Exit status 0 when every check passes, 1 otherwise. `--json` prints the checks as JSON.
  */
 import { Console, Context, Effect, Layer } from "effect"
@@ -44,6 +46,35 @@ const portFree = (host: string, port: number) =>
     server.once("error", (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message))
     server.listen({ host, port }, () => server.close(() => resolve(undefined)))
   })
+
+/** One check of a running Verbatim's `/readyz` answer (services/ops/Readiness.ts). */
+interface ReadyCheck {
+  readonly name: string
+  readonly ok: boolean
+  readonly detail: string
+}
+
+/**
+ * The `/readyz` checks of a Verbatim listening on `host:port`, or undefined when what listens
+ * there (if anything) does not answer like one. Both the 200 and the 503 answer carry `checks`.
+ */
+const runningService = (host: string, port: number) => {
+  const address = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host
+  const url = `http://${address.includes(":") ? `[${address}]` : address}:${port}`
+  return Effect.promise(async () => {
+    try {
+      const response = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(5_000) })
+      const body = await response.json() as { readonly checks?: unknown }
+      if (!Array.isArray(body.checks)) return undefined
+      const checks = body.checks.filter((c): c is ReadyCheck =>
+        typeof c === "object" && c !== null && typeof c.name === "string" && typeof c.ok === "boolean" && typeof c.detail === "string"
+      )
+      return checks.length === 0 ? undefined : { url, ready: response.status === 200, checks }
+    } catch {
+      return undefined
+    }
+  })
+}
 
 const wasmPresent = () => {
   try {
@@ -133,8 +164,28 @@ export const doctorCommand = <E, R>(database: Layer.Layer<SqlClient.SqlClient, E
         ...(free >= minFreeBytes ? {} : { fix: `free space or point VERBATIM_DATA_DIR elsewhere (needs ${minFreeBytes / 1024 / 1024} MB)` })
       })
 
+      // A busy API port may be this very service, running: then check it rather than the port.
+      const apiBusy = config.port === 0 ? undefined : yield* Effect.promise(() => portFree(config.host, config.port))
+      const running = apiBusy === undefined ? undefined : yield* runningService(config.host, config.port)
+      if (running !== undefined) {
+        const failing = running.checks.filter((c) => !c.ok)
+        checks.push({
+          check: "service",
+          ok: running.ready,
+          detail: running.ready
+            ? `Verbatim is running at ${running.url} and ready`
+            : `Verbatim is running at ${running.url} but not ready: ${failing.map((c) => c.name).join(", ")}`,
+          ...(running.ready ? {} : { fix: "see the failing service checks below (its log has more)" })
+        })
+        for (const c of running.checks) checks.push({ check: `service ${c.name}`, ok: c.ok, detail: c.detail })
+      }
+
       for (const [name, variable, port] of [["API", "VERBATIM_PORT", config.port], ["job runner", "VERBATIM_RUNNER_PORT", config.runnerPort]] as const) {
-        const busy = port === 0 ? undefined : yield* Effect.promise(() => portFree(config.host, port))
+        const busy = port === 0 ? undefined : port === config.port ? apiBusy : yield* Effect.promise(() => portFree(config.host, port))
+        if (busy !== undefined && running !== undefined) {
+          checks.push({ check: `port ${port}`, ok: true, detail: `${name} port in use, as expected while Verbatim runs (${busy})` })
+          continue
+        }
         checks.push({
           check: `port ${port}`,
           ok: busy === undefined,
@@ -153,4 +204,4 @@ export const doctorCommand = <E, R>(database: Layer.Layer<SqlClient.SqlClient, E
       }
       if (!ok) process.exitCode = 1
     })
-  ).pipe(Command.withDescription("Check ffmpeg, models, database, disk and ports, and say what to fix"))
+  ).pipe(Command.withDescription("Check ffmpeg, models, database, disk and ports (or the running service), and say what to fix"))

@@ -18,6 +18,7 @@ import type { InsightsGenerator } from "../../services/insights/InsightsGenerato
 import { Verbatim } from "../../services/library/Verbatim.ts"
 import { LinkResolver } from "../../services/links/LinkResolver.ts"
 import { TranscriptFormats } from "../../services/TranscriptFormats.ts"
+import { Insights } from "../contract/domain/Insights.ts"
 import { TranscriptFormat } from "../contract/domain/Transcript.ts"
 
 const progressBar = (progress: number) => {
@@ -105,7 +106,9 @@ const transcribeCommand = Command.make(
     words: Flag.Boolean("words").pipe(Flag.withDescription("Per-word times (json only)"), Flag.withDefault(false)),
     diarize: Flag.Boolean("diarize").pipe(Flag.withDescription("Label segments with speakers"), Flag.withDefault(false)),
     insights: Flag.Boolean("insights").pipe(
-      Flag.withDescription("Also make insights (summary, chapters, key points, action items) as JSON"),
+      Flag.withDescription(
+        `Also make insights as JSON (${Object.keys(Insights.fields).filter((field) => field !== "providers").join(", ")})`
+      ),
       Flag.withDefault(false)
     ),
     json: Flag.Boolean("json").pipe(

@@ -1,7 +1,8 @@
 /**
  * The `verbatim` command as a user runs it (real processes): `--help` on every level, exit
  * status 2 for a wrong command line, `doctor` (all well; a missing model and a busy port
- * named with what to do; `--json`), and `transcribe` with several inputs, a link, speakers,
+ * named with what to do; `--json`; a running server checked through its `/readyz`), the
+ * insights help naming what insights hold, and `transcribe` with several inputs, a link, speakers,
  * insights and a JSON summary, where one bad input fails the run (exit 1) but not the others.
  */
 import { Effect, Exit, Scope } from "effect"
@@ -13,7 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { respond, startTestServer, type TestServer as LinkServer } from "../support/linkTestServer.ts"
 import { mediaDir, modelsDir } from "../support/paths.ts"
 import { freePort } from "../support/ports.ts"
-import { runCli } from "../support/process.ts"
+import { runCli, startServerProcess } from "../support/process.ts"
+import { Insights } from "../../src/contract/domain/Insights.ts"
+import { InsightsTool } from "../../src/contract/mcp/McpTools.ts"
 
 const scope = Effect.runSync(Scope.make())
 let links: LinkServer
@@ -87,6 +90,58 @@ describe("verbatim doctor", () => {
       busy.close()
     }
   }, 120_000)
+})
+
+describe("verbatim doctor while the server runs", () => {
+  it("checks the running service (ready, database, models) instead of failing on its busy port", async () => {
+    const server = await startServerProcess({
+      ...env,
+      VERBATIM_PORT: env["VERBATIM_PORT"]!,
+      VERBATIM_RUNNER_PORT: env["VERBATIM_RUNNER_PORT"]!
+    })
+    try {
+      const result = await runCli(["doctor", "--json"], env)
+      const report = JSON.parse(result.stdout) as { ok: boolean; checks: Array<{ check: string; ok: boolean; detail: string }> }
+      expect(result.code, result.stdout).toBe(0)
+      expect(report.ok).toBe(true)
+      const byName = new Map(report.checks.map((c) => [c.check, c]))
+      expect(byName.get("service")?.detail).toBe(`Verbatim is running at ${server.url} and ready`)
+      expect(byName.get("service database")).toMatchObject({ ok: true, detail: "reachable" })
+      expect(byName.get("service models")).toMatchObject({ ok: true, detail: "whisper-tiny.en present" })
+      expect(byName.get(`port ${env["VERBATIM_PORT"]}`)).toMatchObject({ ok: true })
+      expect(byName.get(`port ${env["VERBATIM_PORT"]}`)?.detail).toContain("in use, as expected while Verbatim runs")
+      expect(byName.get("database")?.ok).toBe(true)
+    } finally {
+      await server.stop()
+    }
+  }, 180_000)
+
+  it("says what is wrong with a running service that is not ready", async () => {
+    const emptyModels = fs.mkdtempSync(path.join(os.tmpdir(), "verbatim-nomodels-"))
+    const port = String(await freePort())
+    const server = await startServerProcess({ ...env, VERBATIM_MODELS_DIR: emptyModels, VERBATIM_PORT: port, VERBATIM_RUNNER_PORT: String(await freePort()) })
+    try {
+      const result = await runCli(["doctor"], { ...env, VERBATIM_MODELS_DIR: emptyModels, VERBATIM_PORT: port })
+      expect(result.code).toBe(1)
+      expect(result.stdout).toMatch(/FAIL\s+service\s+Verbatim is running at http:\/\/127\.0\.0\.1:\d+ but not ready: models/)
+      expect(result.stdout).toMatch(/FAIL\s+service models\s+whisper-tiny\.en is missing/)
+      expect(result.stdout).not.toContain("EADDRINUSE\n      → stop what listens there")
+    } finally {
+      await server.stop()
+    }
+  }, 180_000)
+})
+
+describe("what insights hold", () => {
+  const fields = Object.keys(Insights.fields).filter((field) => field !== "providers")
+
+  it("the CLI's --insights help and the MCP insights tool name the answer's fields, nothing it lacks", async () => {
+    const help = await runCli(["transcribe", "--help"], env)
+    for (const text of [help.stdout, InsightsTool.description ?? ""]) {
+      expect(text).toContain(fields.join(", "))
+      expect(text).not.toMatch(/key points|action items/)
+    }
+  })
 })
 
 describe("verbatim transcribe", () => {

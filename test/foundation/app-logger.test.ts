@@ -1,15 +1,20 @@
 /**
  * The server's log lines (services/observability/AppLogger.ts `buffered`): gathered into one
  * write per `bufferBytes` instead of one system call per request, yet never held back longer
- * than `flushEveryMs`, and written out when the logger's scope closes.
+ * than `flushEveryMs`, and written out when the logger's scope closes. Every line, request,
+ * Effect log, the start-up line and the shutdown signal's, has one format (numeric level,
+ * `service` once), and the start-up line names the model, decoder and database.
  */
 import { assert, it } from "@effect/vitest"
-import { Effect, Exit, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll } from "vitest"
-import { AppLogger } from "../../services/observability/AppLogger.ts"
+import { afterAll, it as plainIt } from "vitest"
+import { AppConfig } from "../../services/AppConfig.ts"
+import { AppLogger, startupFields } from "../../services/observability/AppLogger.ts"
+import { modelsDir } from "../support/paths.ts"
+import { startServerProcess } from "../support/process.ts"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "verbatim-logger-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
@@ -64,3 +69,64 @@ it.effect("writes what it holds when its scope closes", () =>
     yield* close
     assert.deepStrictEqual(lines().map((line) => line["msg"]), ["request", "last words"])
   }))
+
+/** The keys of one raw JSON line, in order, repeats included (JSON.parse would hide a repeat). */
+const rawKeys = (line: string) => [...line.matchAll(/"([a-z_]+)":/g)].map((m) => m[1]!)
+
+it.effect("one format: numeric level, service once, also for Effect logs annotated with a line key", () =>
+  Effect.gen(function*() {
+    const file = path.join(dir, "effect.jsonl")
+    const fd = fs.openSync(file, "w")
+    const scope = yield* Scope.make()
+    const logger = yield* AppLogger.buffered("info", { dest: fd, flushEveryMs: 10 }).pipe(Scope.provide(scope))
+    yield* Effect.logInfo("task ended").pipe(
+      Effect.annotateLogs({ service: "transcribe", job_id: "j1" }),
+      Effect.provide(AppLogger.effectLogger.pipe(Layer.provide(Layer.succeed(AppLogger, logger))))
+    )
+    logger.request(entry(1))
+    yield* Scope.close(scope, Exit.void)
+    const direct = path.join(dir, "direct.jsonl")
+    AppLogger.direct("info", direct).info({ msg: "shutting down", signal: "SIGTERM" })
+    const lines = [...fs.readFileSync(file, "utf8").split("\n"), ...fs.readFileSync(direct, "utf8").split("\n")].filter((l) => l !== "")
+    assert.strictEqual(lines.length, 3)
+    for (const line of lines) {
+      const keys = rawKeys(line)
+      assert.deepStrictEqual(keys.slice(0, 4), ["level", "time", "service", "msg"], line)
+      assert.strictEqual(keys.filter((k) => k === "service").length, 1, line)
+      assert.strictEqual((JSON.parse(line) as { level: unknown }).level, 30, line)
+    }
+    const task = JSON.parse(lines[0]!) as Record<string, unknown>
+    assert.strictEqual(task["service"], "verbatim")
+    assert.strictEqual(task["annotation_service"], "transcribe")
+    assert.strictEqual(task["job_id"], "j1")
+  }))
+
+plainIt("the start-up fields name the model, the resolved decoder and the database without its password", () => {
+  const config = Effect.runSync(Effect.scoped(Effect.map(
+    Layer.build(AppConfig.layerWith({ databaseUrl: Option.some(Redacted.make("postgres://app:s3cret@db.internal:5433/verbatim?sslmode=require")) })),
+    (context) => Context.get(context, AppConfig)
+  )))
+  const fields = startupFields(config)
+  assert.strictEqual(fields.model, "whisper-base")
+  assert.include(["native", "wasm"], fields.decoder)
+  assert.strictEqual(fields.database, "postgres app@db.internal:5433/verbatim")
+  assert.notInclude(JSON.stringify(fields), "s3cret")
+  assert.strictEqual(startupFields({ ...config, databaseUrl: Option.none(), dataDir: "/srv/v" }).database, "embedded PGlite in /srv/v/pg")
+  assert.strictEqual(startupFields({ ...config, decoder: "wasm" }).decoder, "wasm")
+})
+
+plainIt("a real server's lines, from start-up to the shutdown signal, share that format", async () => {
+  const data = fs.mkdtempSync(path.join(dir, "server-"))
+  const server = await startServerProcess({ VERBATIM_DATA_DIR: data, VERBATIM_MODELS_DIR: modelsDir, VERBATIM_MODEL: "whisper-tiny.en", VERBATIM_DECODER: "wasm" })
+  await fetch(`${server.url}/v1/me`)
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  await server.stop("SIGTERM")
+  const lines = server.output().split("\n").filter((line) => line.startsWith("{"))
+  const listening = lines.map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line["msg"] === "listening")
+  assert.deepInclude(listening, { model: "whisper-tiny.en", decoder: "wasm", database: `embedded PGlite in ${data}/pg` })
+  assert.isTrue(lines.some((line) => line.includes('"msg":"shutting down"')))
+  for (const line of lines) {
+    assert.deepStrictEqual(rawKeys(line).slice(0, 4), ["level", "time", "service", "msg"], line)
+    assert.isNumber((JSON.parse(line) as { level: unknown }).level, line)
+  }
+}, 60_000)

@@ -13,6 +13,7 @@ import { InsightsAnswer } from "../api/InsightsApi.ts"
 import { ClipCandidatesAnswer, ClipSearchAnswer, LibrarySearchAnswer, LibrarySearchRequest } from "../api/SearchApi.ts"
 import { JobIdParam, SubmitOptions } from "../api/JobsApi.ts"
 import { CurrentAccount } from "../api/Security.ts"
+import { Insights } from "../domain/Insights.ts"
 import { JobList, JobStatus, JobView, SubmitAnswer } from "../domain/Job.ts"
 
 /** A refusal as the REST API would send it (its body), so an assistant sees the same code. */
@@ -85,7 +86,10 @@ export const BalanceTool = Tool.make("balance", {
 
 export const InsightsTool = Tool.make("insights", {
   ...common,
-  description: "A finished job's insights: summary, chapters, key points, action items, speakers (generated on first call).",
+  // Named from the answer's own fields, so the description cannot promise what the answer lacks.
+  description: `A finished job's insights: ${
+    Object.keys(Insights.fields).filter((field) => field !== "providers").join(", ")
+  } (generated on first call).`,
   parameters: Schema.Struct({ job_id: JobIdParam }),
   success: InsightsAnswer
 }).annotate(Tool.Readonly, true)
