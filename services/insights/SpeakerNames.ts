@@ -12,7 +12,8 @@
  * Weaker forms: an introduction naming several people ("joined by Ana and Tom": the i-th name
  * for the i-th new voice), or one whose turn is followed by no new voice (the next speaker),
  * counts 1; an address that is not among the last two sentences of its turn counts 1 (the
- * answer may be to something else).
+ * answer may be to something else); so does an address whose comma the recogniser dropped
+ * ("… Tom do your guests complain"), and only for a first name another cue says.
  *
  * A speaker who introduces, addresses or greets a name gets a strong vote (−5) against being it.
  * A first name said alone, or a surname after a title ("Doctor Clarke"), counts for the one full
@@ -237,6 +238,38 @@ const collectVotes = (turns: ReadonlyArray<Turn>): Array<Vote> => {
   return votes
 }
 
+/** A question or request right after a bare name, with no comma: "… Tom do your guests complain" (not "Tom is right"). */
+const UNPUNCTUATED_ADDRESS = new RegExp(
+  String.raw`(?:^|\s)(\p{Lu}[\p{L}\-]+)\s+(?=(?:(?:do|does|did|can|could|would|will|is|are|have)\s+(?:you|your|we|there)|what|how|why|when|where|who|tell)\s)`,
+  "gu"
+)
+
+/**
+ * Whisper often drops the comma of a vocative ("… in the studio too Tom do your guests ever
+ * complain"). Such an address counts (1, `addressed`, for the next speaker) only for a first name
+ * some other cue already says, and only in the last two sentences of a turn: alone, a capitalised
+ * word before "do" or "is" is as often a place or a subject.
+ */
+const unpunctuatedAddresses = (turns: ReadonlyArray<Turn>, votes: ReadonlyArray<Vote>): Array<Vote> => {
+  const known = new Map<string, string>()
+  for (const v of votes) if (v.weight > 0) known.set(nameWords(v.name)[0]!, v.name.split(/\s+/)[0]!)
+  const found: Array<Vote> = []
+  turns.forEach((turn, t) => {
+    const next = turns[t + 1]?.speaker
+    if (next === undefined) return
+    turn.sentences.slice(-2).forEach((sentence) => {
+      for (const m of sentence.text.matchAll(UNPUNCTUATED_ADDRESS)) {
+        const name = known.get(bare(m[1]!))
+        if (name === undefined) continue
+        const evidence: NameEvidence = { kind: "addressed", start: round2(sentence.start), text: sentence.text }
+        found.push({ label: turn.speaker, name, titled: false, weight: -5 })
+        found.push({ label: next, name, titled: false, weight: 1, evidence })
+      }
+    })
+  })
+  return found
+}
+
 const nameWords = (name: string) => name.split(/\s+/).map(bare)
 
 /** The full name a first name (or a titled surname) stands for, when exactly one fits. */
@@ -271,7 +304,8 @@ export const identifySpeakers = (sentences: ReadonlyArray<Sentence>): Map<string
     if (last !== undefined && last.speaker === s.speaker) last.sentences.push(s)
     else turns.push({ speaker: s.speaker, sentences: [s] })
   }
-  const votes = collectVotes(turns)
+  const cued = collectVotes(turns)
+  const votes = [...cued, ...unpunctuatedAddresses(turns, cued)]
   const canonical = canonicalizer(votes)
   const pairs = new Map<string, Pair>()
   for (const v of votes) {

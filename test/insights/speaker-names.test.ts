@@ -83,6 +83,27 @@ describe("speaker names from address", () => {
     expect([...found.keys()]).toEqual(["A"])
   })
 
+  it("an address whose comma the recogniser dropped counts only for a name another cue says", () => {
+    // As whisper-tiny.en heard the panel recording: "Tom," lost its comma and its question mark.
+    const heard = turns(
+      ["A", "We have a night porter from the city hotel in the studio to Tom do your guests ever complain"],
+      ["C", "all the time"],
+      ["A", "Thanks Tom. Is there anything hotels could do better?"],
+      ["B", "Darker rooms would help."]
+    )
+    const found = identify(heard)
+    expect(found.get("C")?.name).toBe("Tom")
+    expect(found.get("C")!.evidence.map((e) => e.kind)).toEqual(["addressed", "greeting"])
+    expect([...found.keys()]).toEqual(["C"])
+    // Without the greeting nothing else says "Tom": no name. Nor for "Emma is right" (not an address).
+    expect(namesOf(heard.filter((t) => !t.text.startsWith("Thanks")))).toEqual({})
+    expect(namesOf(turns(
+      ["A", "I'm Martin. I think Emma is right about that"],
+      ["B", "Thanks Emma. I agree"],
+      ["C", "So do I."]
+    ))).toEqual({ A: "Martin" })
+  })
+
   it("one greeting alone is too weak to name anybody", () => {
     expect(MIN_SUPPORT).toBeGreaterThan(1)
     expect(namesOf(turns(
