@@ -83,6 +83,7 @@ import { McpRoutes } from "../src/http/McpHandlers.ts"
 import { OpenAiRoutes } from "../src/http/OpenAiTranscriptions.ts"
 import { MetricsRoute, ReadyRoute, RequestMetrics } from "../src/http/OpsRoutes.ts"
 import { DocsRoute } from "../src/http/DocsPage.ts"
+import { WebAssetRoutes } from "../src/http/WebAssets.ts"
 import { Readiness } from "../services/ops/Readiness.ts"
 import { ServiceMetrics } from "../services/ops/ServiceMetrics.ts"
 
@@ -225,7 +226,7 @@ const MetricsServerLayer = Layer.unwrap(AppConfig.useSync((config) =>
     : Layer.empty
 ))
 
-const Routes = Layer.mergeAll(ApiRoutes, BearerRoutes, OpsLayer, DocsRoute, EdgeMiddleware)
+const Routes = Layer.mergeAll(ApiRoutes, BearerRoutes, OpsLayer, DocsRoute, WebAssetRoutes, EdgeMiddleware)
 
 const HttpServerLayer = Layer.unwrap(
   AppConfig.useSync((config) =>
