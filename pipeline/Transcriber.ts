@@ -31,9 +31,16 @@ export class NoAudioInFile extends Schema.TaggedError<NoAudioInFile>()("NoAudioI
   reason: Schema.String
 }) {}
 
-/** The pipeline broke on a file that has audio (a runtime error, not the user's fault). */
+/**
+ * The pipeline broke on a file that has audio. `kind` says whose the failure is, so the job can
+ * say whether another run of the same request could get past it: `media`, the file's own audio
+ * stopped the decoder part-way (a truncated or corrupt file: it would again); `language`, the
+ * model cannot transcribe the requested language; `engine`, the runtime failed (the model would
+ * not load, onnxruntime failed, the worker was lost), which is not the file's doing.
+ */
 export class TranscriptionFailed extends Schema.TaggedError<TranscriptionFailed>()("TranscriptionFailed", {
-  reason: Schema.String
+  reason: Schema.String,
+  kind: Schema.Literals(["media", "language", "engine"])
 }) {}
 
 export class Transcriber extends Context.Service<Transcriber, {

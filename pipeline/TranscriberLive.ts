@@ -68,7 +68,7 @@ export const TranscriberLive = (options: TranscriberOptions) =>
           Stream.mapError((error) =>
             error._tag === "NoAudio"
               ? new NoAudioInFile({ reason: error.reason })
-              : new TranscriptionFailed({ reason: `decoding failed: ${error.reason}` })
+              : new TranscriptionFailed({ reason: `decoding failed: ${error.reason}`, kind: "media" })
           )
         )
 
@@ -104,7 +104,12 @@ export const TranscriberLive = (options: TranscriberOptions) =>
             ...(options.beamSize === undefined ? {} : { beamSize: options.beamSize }),
             ...(options.conditionOnPreviousText === undefined ? {} : { conditionOnPreviousText: options.conditionOnPreviousText }),
             previousTokens
-          }).pipe(Effect.mapError((error) => new TranscriptionFailed({ reason: `speech recognition failed: ${error._tag}` })))
+          }).pipe(Effect.mapError((error) =>
+            new TranscriptionFailed({
+              reason: `speech recognition failed: ${error._tag}`,
+              kind: error._tag === "UnsupportedLanguageError" ? "language" : "engine"
+            })
+          ))
           StageClock.add("recognition (whisper, all)", performance.now() - started)
           // The first batch fixes the language for the rest of the file.
           language = result.language

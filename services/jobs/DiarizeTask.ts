@@ -23,7 +23,8 @@ import type { JobId } from "../../src/contract/domain/Ids.ts"
 import { AppConfig } from "../AppConfig.ts"
 import { MediaStorage } from "../storage/MediaStorage.ts"
 import type { GiveUpReason, TaskHandler, TaskRun } from "../work/TaskKind.ts"
-import { type Failure, JobRuns, type Outcome } from "./JobRuns.ts"
+import { runFailure } from "./JobFailures.ts"
+import { JobRuns, type Outcome } from "./JobRuns.ts"
 import type { JobRecord } from "./JobRecord.ts"
 import { previewSeconds } from "./TranscribeTask.ts"
 
@@ -41,11 +42,7 @@ class RunLost extends Schema.TaggedError<RunLost>()("RunLost", {}) {}
 /** Why diarization did not label the transcript (logged; the job says `failed`). */
 class NotDiarized extends Schema.TaggedError<NotDiarized>()("NotDiarized", { reason: Schema.String }) {}
 
-const missingTranscript: Failure = {
-  code: "SERVICE_ERROR",
-  error: "The transcript to label with speakers was not stored; resubmitting can succeed.",
-  retryable: true
-}
+const missingTranscript = runFailure("transcriptMissing")
 
 export const DiarizeTask = Effect.gen(function*() {
   const runs = yield* JobRuns

@@ -4,12 +4,12 @@
  * record the outcome once. A run whose job is deleted meanwhile is interrupted at the next
  * heartbeat; a run that lost its claim records nothing. A job with `diarize` is handed on
  * to the `diarize` kind when one is registered (it then completes the job); otherwise the
- * job completes here. When the engine gives the task up, the job ends failed with a
- * retryable code: `SERVICE_ERROR` after the attempt cap (runs that kept killing the
- * process), `PROCESSING_STALLED` without heartbeat, `PROCESSING_TIMEOUT` past the limit.
+ * job completes here. Every failed ending — of a run, or of the engine giving the task up
+ * (`SERVICE_ERROR` after the attempt cap, `PROCESSING_STALLED` without heartbeat,
+ * `PROCESSING_TIMEOUT` past the limit) — takes its code, sentence and `retryable` from
+ * JobFailures.ts.
  */
 import { Cause, Clock, Duration, Effect, Option, Schema } from "effect"
-import { noAudioMessage } from "../../pipeline/media/DecodeErrors.ts"
 import { Transcriber } from "../../pipeline/Transcriber.ts"
 import type { JobId } from "../../src/contract/domain/Ids.ts"
 import { JobErrorCode } from "../../src/contract/domain/Job.ts"
@@ -20,7 +20,8 @@ import { mediaKeys } from "../storage/MediaKeys.ts"
 import { MediaStorage } from "../storage/MediaStorage.ts"
 import type { GiveUpReason, TaskHandler, TaskRun } from "../work/TaskKind.ts"
 import { Tasks } from "../work/Tasks.ts"
-import { type Failure, JobRuns } from "./JobRuns.ts"
+import { givenUpFailure, pipelineFailureKind, runFailure } from "./JobFailures.ts"
+import { JobRuns } from "./JobRuns.ts"
 import type { JobRecord } from "./JobRecord.ts"
 
 /** Keyless samples are previews: the opening two minutes are transcribed. */
@@ -44,25 +45,6 @@ const lostIn = (cause: Cause.Cause<unknown>) =>
     (reason._tag === "Die" && reason.defect instanceof RunLost) || (reason._tag === "Fail" && reason.error instanceof RunLost)
   )
 
-/** The sentence and code a job ends with when the engine gives its transcription up. */
-export const givenUpFailure: Record<GiveUpReason, Failure> = {
-  exhausted: {
-    code: "SERVICE_ERROR",
-    error: "Transcription stopped the service on every attempt (out of memory or a crash); retrying can succeed.",
-    retryable: true
-  },
-  stalled: {
-    code: "PROCESSING_STALLED",
-    error: "Processing stopped making progress; resubmitting the same request can succeed.",
-    retryable: true
-  },
-  timeout: {
-    code: "PROCESSING_TIMEOUT",
-    error: "Processing took longer than the time allowed; resubmitting the same request can succeed.",
-    retryable: true
-  }
-}
-
 /** The `transcribe` handler; `concurrency` is the process's `VERBATIM_WORKERS`, limits from AppConfig. */
 export const TranscribeTask = Effect.gen(function*() {
   const store = yield* JobRuns
@@ -76,14 +58,12 @@ export const TranscribeTask = Effect.gen(function*() {
   const mediaPath = Effect.fnUntraced(function*(job: JobRecord, token: string) {
     if (job.object_key !== null) {
       return yield* storage.localPath(job.object_key).pipe(
-        Effect.mapError(() =>
-          new RunFailure({ code: "SERVICE_ERROR", error: "The uploaded file is missing from storage.", retryable: false })
-        )
+        Effect.mapError(() => new RunFailure(runFailure("mediaMissing")))
       )
     }
     const resolved = job.resolved_media
     if (resolved === null) {
-      return yield* new RunFailure({ code: "SERVICE_ERROR", error: "The job has neither a file nor a link.", retryable: false })
+      return yield* new RunFailure(runFailure("noInput"))
     }
     const key = mediaKeys.download(job.id)
     const path = yield* storage.prepare(key)
@@ -125,12 +105,8 @@ export const TranscribeTask = Effect.gen(function*() {
       (progress, facts) => Effect.orDie(beat(progress, facts))
     ).pipe(
       Effect.catchTags({
-        NoAudioInFile: (e) =>
-          Effect.fail(new RunFailure({ code: "NO_AUDIO", error: noAudioMessage(e.reason), retryable: false })),
-        TranscriptionFailed: (e) =>
-          Effect.fail(
-            new RunFailure({ code: "SERVICE_ERROR", error: `Transcription failed: ${e.reason}.`, retryable: true })
-          )
+        NoAudioInFile: (e) => Effect.fail(new RunFailure(runFailure("noAudio", e.reason))),
+        TranscriptionFailed: (e) => Effect.fail(new RunFailure(runFailure(pipelineFailureKind[e.kind], e.reason)))
       })
     )
   })
@@ -148,11 +124,7 @@ export const TranscribeTask = Effect.gen(function*() {
         if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
         return Effect.as(
           Effect.logError("job run failed unexpectedly", cause),
-          new RunFailure({
-            code: "SERVICE_ERROR",
-            error: "The service failed while transcribing; retrying can succeed.",
-            retryable: true
-          })
+          new RunFailure(runFailure("unexpected"))
         )
       })
     )

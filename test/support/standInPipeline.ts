@@ -30,7 +30,8 @@ export interface StandInDirective {
   readonly steps?: number
   /** Silence before the first report: no heartbeat at all for this long. */
   readonly hangMs?: number
-  readonly fail?: "noaudio" | "error"
+  /** `error`: an engine failure; `corrupt`: the file's audio breaks the decoder part-way. */
+  readonly fail?: "noaudio" | "error" | "corrupt"
   /** Transcript text (one segment). */
   readonly text?: string
   /** `speech_detected: false`, empty segments. */
@@ -145,7 +146,11 @@ export const makeStandIn = (defaults: { delayMs: number; steps: number } = { del
         }
         if (directive.fail === "error") {
           record(jobId, "failed")
-          return yield* new TranscriptionFailed({ reason: "the stand-in was told to fail" })
+          return yield* new TranscriptionFailed({ reason: "the stand-in was told to fail", kind: "engine" })
+        }
+        if (directive.fail === "corrupt") {
+          record(jobId, "failed")
+          return yield* new TranscriptionFailed({ reason: "decoding failed: the stand-in was told the file breaks off", kind: "media" })
         }
         record(jobId, "done")
         const text = directive.text ?? standInText

@@ -5,7 +5,8 @@
  * `crash` directive kills the process after the first progress report); the test restarts
  * it after every death on the same storage. The stored cluster message is replayed on each
  * start and each replay counts an attempt; after the cap (3) the next start gives the task
- * up and the job ends `failed`, `SERVICE_ERROR`, retryable, with a sentence — instead of
+ * up and the job ends `failed`, `SERVICE_ERROR`, not retryable (the same recording would kill
+ * the process again), with a sentence — instead of
  * looping until the time limit — and nothing is charged.
  */
 import { type ChildProcess, spawn } from "node:child_process"
@@ -117,7 +118,7 @@ it("a run that kills its process every time ends failed after the attempt cap, u
   }
 
   expect(crashes).toBe(defaultMaxAttempts)
-  expect(final).toMatchObject({ status: "failed", error_code: "SERVICE_ERROR", retryable: true })
+  expect(final).toMatchObject({ status: "failed", error_code: "SERVICE_ERROR", retryable: false })
   expect(final!.error).toMatch(/every attempt/)
   // The process that gave the task up keeps running: no more crashes, the job stays failed.
   await sleep(2_000)
