@@ -21,6 +21,14 @@ import { SampleQuota } from "../services/SampleQuota.ts"
 import { Api } from "../src/contract/api/Api.ts"
 import { AccountHandlers, SystemHandlers } from "../src/http/AccountHandlers.ts"
 import { AllowGuestLive, RequireAccountLive } from "../src/http/Auth.ts"
+import { WebOwnerLive, WebSignedInLive } from "../src/http/SessionAuth.ts"
+import { WebAccountHandlers, WebAdminHandlers, WebAuthHandlers } from "../src/http/WebHandlers.ts"
+import { Invites } from "../services/people/Invites.ts"
+import { Members } from "../services/people/Members.ts"
+import { Passwords } from "../services/people/Passwords.ts"
+import { Sessions } from "../services/people/Sessions.ts"
+import { SignIn } from "../services/people/SignIn.ts"
+import { SignUp } from "../services/people/SignUp.ts"
 import { EdgeMiddleware } from "../src/http/Edge.ts"
 import { DatabaseLayer } from "./Database.ts"
 import { FetchLayer, InsightsGeneratorLayer } from "./Local.ts"
@@ -181,6 +189,11 @@ const ClipUseCasesLayer = Layer.mergeAll(
   Layer.unwrap(AppConfig.useSync((config) => JobInsights.layer({ waitMs: config.insightsWaitSeconds * 1000 })))
 ).pipe(Layer.provideMerge(UseCasesLayer))
 
+/** People on the website (issue 23): sign-up, sign-in, sessions, invites, the owner's account list. */
+const PeopleLayer = Layer.mergeAll(SignUp.layer, SignIn.layer, Members.layer).pipe(
+  Layer.provideMerge(Layer.mergeAll(Invites.layer, Sessions.layer, Passwords.layer))
+)
+
 const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([
     AccountHandlers,
@@ -198,9 +211,13 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pi
     ClipMediaHandlers,
     InsightsHandlers,
     LibrarySearchHandlers,
-    ClipDiscoveryHandlers
+    ClipDiscoveryHandlers,
+    WebAuthHandlers,
+    WebAccountHandlers,
+    WebAdminHandlers
   ]),
-  Layer.provide([RequireAccountLive, AllowGuestLive]),
+  Layer.provide([RequireAccountLive, AllowGuestLive, WebSignedInLive, WebOwnerLive]),
+  Layer.provide(PeopleLayer),
   Layer.provide(ClipUseCasesLayer)
 )
 

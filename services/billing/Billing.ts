@@ -8,7 +8,9 @@
  * overdraw nor double-charge. When the balance cannot cover a job, the job ends done but
  * `locked`; when credit lands, locked jobs are charged and unlocked oldest first. Failed
  * and no-speech jobs are never charged; deleting a job never refunds. Plans with unlimited
- * minutes (Workspace while its period runs, Enterprise) charge nothing.
+ * minutes (Workspace while its period runs, Enterprise) charge nothing, and neither does the
+ * installation's owner (the website's first sign-up, issue 23): the person running the
+ * service is not held back by its own balance — no NO_CREDITS, no lock, no clip refusal.
  */
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -31,6 +33,10 @@ interface AccountBilling {
   readonly plan_expires_at: Date | null
 }
 
+/** Uses minutes without paying for them: an unlimited plan in force, or the installation's owner. */
+export const unmetered = (account: AccountBilling & { readonly role?: string | undefined }, now: number): boolean =>
+  account.role === "owner" || plans[effectivePlan(account, now)].unlimitedMinutes
+
 /** The plan in force: a Workspace period that ran out falls back to standard. */
 export const effectivePlan = (account: AccountBilling, now: number): PlanId =>
   account.plan_expires_at !== null && account.plan_expires_at.getTime() <= now ? "standard" : account.plan
@@ -42,7 +48,7 @@ export interface Settlement {
 
 export class Billing extends Context.Service<Billing, {
   balanceMinutes(accountId: AccountId): Effect.Effect<number>
-  /** Whether the account pays per minute now (false on unlimited plans). */
+  /** Whether the account pays per minute now (false on unlimited plans and for the owner). */
   metered(accountId: AccountId): Effect.Effect<boolean>
   /**
    * Charges a job that just ended done, or locks it when the balance cannot cover it.
@@ -74,16 +80,16 @@ export class Billing extends Context.Service<Billing, {
       })
 
       const lockAccount = (accountId: AccountId) =>
-        sql<AccountBilling>`SELECT plan, plan_expires_at FROM accounts WHERE id = ${accountId} FOR UPDATE`.pipe(
+        sql<AccountBilling & { role: string }>`SELECT plan, plan_expires_at, role FROM accounts WHERE id = ${accountId} FOR UPDATE`.pipe(
           Effect.map((rows) => rows[0]),
           Effect.orDie
         )
 
       const metered = Effect.fn("Billing.metered")(function*(accountId: AccountId) {
-        const [account] = yield* sql<AccountBilling>`SELECT plan, plan_expires_at FROM accounts WHERE id = ${accountId}`
-          .pipe(Effect.orDie)
+        const [account] = yield* sql<AccountBilling & { role: string }>`SELECT plan, plan_expires_at, role
+          FROM accounts WHERE id = ${accountId}`.pipe(Effect.orDie)
         if (account === undefined) return true
-        return !plans[effectivePlan(account, yield* Clock.currentTimeMillis)].unlimitedMinutes
+        return !unmetered(account, yield* Clock.currentTimeMillis)
       })
 
       const charge = (accountId: AccountId, jobId: JobId, minutes: number, at: Date) =>
@@ -104,7 +110,7 @@ export class Billing extends Context.Service<Billing, {
         if (job.account_id === null || job.speech_detected !== true) return { locked: false, chargedMinutes: null }
         const at = yield* nowDate
         const account = yield* lockAccount(job.account_id)
-        if (account !== undefined && plans[effectivePlan(account, at.getTime())].unlimitedMinutes) {
+        if (account !== undefined && unmetered(account, at.getTime())) {
           yield* sql`UPDATE jobs SET charged_minutes = 0 WHERE id = ${job.id}`.pipe(Effect.orDie)
           return { locked: false, chargedMinutes: 0 }
         }
@@ -122,7 +128,7 @@ export class Billing extends Context.Service<Billing, {
         return yield* sql.withTransaction(Effect.gen(function*() {
           const at = yield* nowDate
           const account = yield* lockAccount(accountId)
-          const unlimited = account !== undefined && plans[effectivePlan(account, at.getTime())].unlimitedMinutes
+          const unlimited = account !== undefined && unmetered(account, at.getTime())
           const locked = yield* sql<{ id: JobId; audio_duration_seconds: number | null }>`SELECT id, audio_duration_seconds
             FROM jobs WHERE account_id = ${accountId} AND locked AND status = 'done' AND deleted_at IS NULL
             ORDER BY completed_at, id`

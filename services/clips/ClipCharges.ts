@@ -3,7 +3,8 @@
  * `billableMinutes(s)`, charged once when the clip is created — the ledger's unique
  * (kind, ref) with kind `clip_charge` and ref = clip id makes it once — inside the
  * transaction that creates the clip, with the account row locked so concurrent requests can
- * neither overdraw nor double-charge. Plans with unlimited minutes charge nothing. A render
+ * neither overdraw nor double-charge. Plans with unlimited minutes charge nothing, nor does the
+ * installation's owner (Billing's `unmetered`). A render
  * that fails for good is credited back once (`clip_refund`, same ref); deleting a clip does
  * not refund, as deleting a job does not.
  */
@@ -11,8 +12,8 @@ import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { billableMinutes } from "../../src/contract/domain/Catalog.ts"
 import type { AccountId } from "../../src/contract/domain/Ids.ts"
-import { plans, type PlanId } from "../../src/contract/domain/Plan.ts"
-import { Billing, effectivePlan } from "../billing/Billing.ts"
+import type { PlanId } from "../../src/contract/domain/Plan.ts"
+import { Billing, unmetered } from "../billing/Billing.ts"
 
 export class InsufficientCredit extends Schema.TaggedError<InsufficientCredit>()("InsufficientCredit", {
   requiredMinutes: Schema.Number,
@@ -33,9 +34,9 @@ export class ClipCharges extends Context.Service<ClipCharges, {
 
       const charge = Effect.fn("ClipCharges.charge")(function*(accountId: AccountId, clipId: string, seconds: number) {
         const at = yield* Clock.currentTimeMillis
-        const [account] = yield* sql<{ plan: PlanId; plan_expires_at: Date | null }>`SELECT plan, plan_expires_at
-          FROM accounts WHERE id = ${accountId} FOR UPDATE`.pipe(Effect.orDie)
-        if (account !== undefined && plans[effectivePlan(account, at)].unlimitedMinutes) return 0
+        const [account] = yield* sql<{ plan: PlanId; plan_expires_at: Date | null; role: string }>`SELECT plan,
+          plan_expires_at, role FROM accounts WHERE id = ${accountId} FOR UPDATE`.pipe(Effect.orDie)
+        if (account !== undefined && unmetered(account, at)) return 0
         const minutes = billableMinutes(seconds)
         const balance = yield* billing.balanceMinutes(accountId)
         if (balance + 1e-9 < minutes) {

@@ -16,6 +16,7 @@ import speakersInsights from "./migrations/0008_speakers_insights.ts"
 import purchaseIndex from "./migrations/0009_purchase_index.ts"
 import mediaTypeDeleted from "./migrations/0010_media_type_deleted.ts"
 import webhookClaims from "./migrations/0011_webhook_claims.ts"
+import people from "./migrations/0012_people.ts"
 
 const run = Migrator.make({})
 
@@ -30,7 +31,8 @@ export const migrations = Migrator.fromRecord({
   "0008_speakers_insights": speakersInsights,
   "0009_purchase_index": purchaseIndex,
   "0010_media_type_deleted": mediaTypeDeleted,
-  "0011_webhook_claims": webhookClaims
+  "0011_webhook_claims": webhookClaims,
+  "0012_people": people
 })
 
 export const MigrationsLayer = Layer.effectDiscard(run({ loader: migrations, table: "verbatim_migrations" }))

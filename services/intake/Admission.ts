@@ -17,7 +17,7 @@ import {
   TierForbidden,
   ValidationFailed
 } from "../../src/contract/api/Errors.ts"
-import type { Caller } from "../../src/contract/api/Security.ts"
+import { type Caller, credentialScope } from "../../src/contract/api/Security.ts"
 import { billableMinutes } from "../../src/contract/domain/Catalog.ts"
 import type { SubmitAnswer } from "../../src/contract/domain/Job.ts"
 import { languageRefusal } from "../../src/contract/domain/Languages.ts"
@@ -40,11 +40,14 @@ const ownership = (caller: Caller, claimHash: string | null) =>
     ? { accountId: caller.account.id, apiKeyId: caller.keyId, guestClient: null, claimHash: null }
     : { accountId: null, apiKeyId: null, guestClient: caller.clientId, claimHash }
 
-/** `Idempotency-Key` is scoped per API key (per address for keyless callers). */
+/**
+ * `Idempotency-Key` is scoped per API key (per website session for a signed-in user's
+ * `Authorization: Bearer vbs_…`; per address for keyless callers).
+ */
 export const idempotencyFor = (caller: Caller, key: string | undefined, operation: string): Idempotency | undefined =>
   key === undefined
     ? undefined
-    : { scope: caller._tag === "Account" ? `key:${caller.keyId}` : `guest:${caller.clientId}`, key, operation }
+    : { scope: caller._tag === "Account" ? credentialScope(caller) : `guest:${caller.clientId}`, key, operation }
 
 export interface Admitted {
   readonly answer: SubmitAnswer

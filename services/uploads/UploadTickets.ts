@@ -31,7 +31,8 @@ const decodeTicket = Schema.decodeUnknownEffect(UploadTicketRecord)
 export interface NewTicket {
   readonly jobId: JobId
   readonly accountId: AccountId
-  readonly apiKeyId: ApiKeyId
+  /** Null when a signed-in user (website session) asked for the ticket. */
+  readonly apiKeyId: ApiKeyId | null
   readonly objectKey: string
   readonly filename: string
   readonly sizeBytes: number

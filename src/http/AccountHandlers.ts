@@ -34,7 +34,8 @@ export const AccountHandlers = HttpApiBuilder.group(
           email: account.email,
           tier: yield* accounts.tier(account),
           retention_days: retentionDays,
-          signed_in: false,
+          // A website session's access token (`Bearer vbs_…`) is a user sign-in; a key is not.
+          signed_in: caller.sessionId !== null,
           account_id: account.id,
           plan: {
             id: plan.id,

@@ -1,6 +1,8 @@
 /**
  * Implementation of the `RequireAccount` and `AllowGuest` middlewares (src/contract/api/Security.ts):
- * key lookup, the Bearer hint, guest identity, and the per-account (or per-address)
+ * key lookup, a signed-in user's session (`Authorization: Bearer vbs_…`: the account of the
+ * session, with the same plan, rate budget, balance and library as its keys), the Bearer hint
+ * for anything else sent as Bearer, guest identity, and the per-account (or per-address)
  * request rate, all before any handler runs.
  */
 import { Clock, Effect, Layer, Option, Redacted } from "effect"
@@ -10,8 +12,11 @@ import { ApiKeys } from "../../services/ApiKeys.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { effectivePlan } from "../../services/billing/Billing.ts"
 import { RateLimiter } from "../../services/RateLimiter.ts"
+import { Sessions } from "../../services/people/Sessions.ts"
 import { plans } from "../contract/domain/Plan.ts"
+import { accessTokenPrefix } from "../contract/domain/People.ts"
 import { InvalidApiKey, MissingApiKey, RateLimited } from "../contract/api/Errors.ts"
+import { InvalidSession } from "../contract/api/SessionErrors.ts"
 import {
   AllowGuest,
   type Caller,
@@ -32,10 +37,13 @@ export const clientAddress = (request: HttpServerRequest.HttpServerRequest, trus
   return Option.getOrElse(request.remoteAddress, () => "unknown")
 }
 
+const bearerToken = /^bearer\s+(\S+)\s*$/i
+
 const makeAuthenticate = Effect.gen(function*() {
   const config = yield* AppConfig
   const keys = yield* ApiKeys
   const limiter = yield* RateLimiter
+  const sessions = yield* Sessions
 
   const limit = Effect.fnUntraced(function*(bucket: string, perMinute: number) {
     const decision = yield* limiter.consume(bucket, perMinute)
@@ -47,6 +55,13 @@ const makeAuthenticate = Effect.gen(function*() {
       })
     }
   })
+
+  const perMinuteOf = (plan: keyof typeof plans, batch: boolean) =>
+    batch
+      ? config.batchStatusPerMinute
+      : plans[plan].rateTier === "enterprise"
+      ? config.enterpriseRateLimitPerMinute
+      : config.rateLimitPerMinute
 
   return Effect.fn("Auth.authenticate")(function*(
     credential: Redacted.Redacted<string>,
@@ -60,7 +75,22 @@ const makeAuthenticate = Effect.gen(function*() {
     const batch = endpoint.identifier === batchStatusEndpoint
 
     if (key === "") {
-      if (/^bearer\s/i.test(request.headers["authorization"] ?? "")) {
+      const authorization = request.headers["authorization"] ?? ""
+      const token = bearerToken.exec(authorization)?.[1]
+      if (token !== undefined && token.startsWith(accessTokenPrefix)) {
+        const found = yield* sessions.byAccessToken(token)
+        if (Option.isNone(found)) {
+          return yield* new InvalidSession({
+            error: "The session token is not valid: it is unknown, signed out or expired. Sign in again."
+          })
+        }
+        const { account, session } = found.value
+        if (Option.isSome(requestContext)) requestContext.value.accountId = account.id
+        const current = { ...account, plan: effectivePlan(account, yield* Clock.currentTimeMillis) }
+        yield* limit(`${batch ? "batch" : "rate"}:acct:${account.id}`, perMinuteOf(current.plan, batch))
+        return { _tag: "Account", account: current, keyId: null, sessionId: session.id } satisfies Caller
+      }
+      if (/^bearer\s/i.test(authorization)) {
         return yield* new MissingApiKey({
           error: "API keys go in the X-API-Key header; Authorization: Bearer is reserved for user sign-in."
         })
@@ -82,13 +112,8 @@ const makeAuthenticate = Effect.gen(function*() {
     if (Option.isSome(requestContext)) requestContext.value.accountId = account.id
     // Downstream sees the plan in force now (a lapsed Workspace period reads as standard).
     const current = { ...account, plan: effectivePlan(account, yield* Clock.currentTimeMillis) }
-    const perMinute = batch
-      ? config.batchStatusPerMinute
-      : plans[current.plan].rateTier === "enterprise"
-      ? config.enterpriseRateLimitPerMinute
-      : config.rateLimitPerMinute
-    yield* limit(`${batch ? "batch" : "rate"}:acct:${account.id}`, perMinute)
-    return { _tag: "Account", account: current, keyId: found.value.keyId } satisfies Caller
+    yield* limit(`${batch ? "batch" : "rate"}:acct:${account.id}`, perMinuteOf(current.plan, batch))
+    return { _tag: "Account", account: current, keyId: found.value.keyId, sessionId: null } satisfies Caller
   })
 })
 

@@ -52,6 +52,6 @@ export const makeBearerAuth = Effect.gen(function*() {
         retry_after: decision.retryAfterSeconds
       })
     }
-    return { _tag: "Account", account: current, keyId: found.value.keyId } satisfies AccountCaller
+    return { _tag: "Account", account: current, keyId: found.value.keyId, sessionId: null } satisfies AccountCaller
   })
 })

@@ -61,6 +61,7 @@ afterAll(async () => {
 
 const hostileString = fc.oneof(
   fc.string({ maxLength: 40 }),
+  fc.constantFrom("-3.78e28", "1e400", "-1e400", "NaN", "Infinity", "9223372036854775808", "99999999999999999999999", "-0", "0x10"),
   fc.constantFrom("\u0000", "a\u0000b", "\ud800", "\udc00x", "💥".repeat(30), "../../etc/passwd", "' OR 1=1 --", "%00", "x".repeat(5_000)),
   fc.string({ unit: "grapheme", maxLength: 20 })
 )
@@ -69,6 +70,8 @@ const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   fc.integer(),
   fc.double(),
   fc.constantFrom(1e308, -1, 0, Number.MAX_SAFE_INTEGER, null, true, [], {}),
+  // Numbers past what a Date, a Postgres integer or a double's integer range holds (issue 22).
+  fc.constantFrom(-3.78e28, 3.78e28, -1e308, 2 ** 63, -(2 ** 63), 2 ** 53 + 2, 8.64e15 + 1, 253402300800, 1e-320),
   fc.jsonValue({ maxDepth: 3 }),
   fc.constant(JSON.parse(`${"[".repeat(60)}${"]".repeat(60)}`))
 )

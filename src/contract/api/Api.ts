@@ -12,6 +12,7 @@ import { ClipMediaApi, ClipsApi } from "./ClipsApi.ts"
 import { InsightsApi } from "./InsightsApi.ts"
 import { ClipDiscoveryApi, LibrarySearchApi } from "./SearchApi.ts"
 import { truthfulDocument } from "./Document.ts"
+import { WebAccountApi, WebAdminApi, WebAuthApi } from "./WebApi.ts"
 
 export class Api extends HttpApi.make("verbatim")
   .add(AccountApi)
@@ -27,6 +28,7 @@ export class Api extends HttpApi.make("verbatim")
   .add(ClipsApi).add(ClipMediaApi)
   .add(InsightsApi)
   .add(LibrarySearchApi).add(ClipDiscoveryApi)
+  .add(WebAuthApi).add(WebAccountApi).add(WebAdminApi)
   .annotateMerge(OpenApi.annotations({
     title: "Verbatim transcription API",
     version: "1.0.0",
