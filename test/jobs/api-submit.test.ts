@@ -23,6 +23,9 @@ import {
   submitUrl,
   waitForJob
 } from "../support/jobsClient.ts"
+import { Effect } from "effect"
+import { UploadTickets } from "../../services/uploads/UploadTickets.ts"
+import { JobId } from "../../src/contract/domain/Ids.ts"
 import { mediaDir } from "../support/paths.ts"
 import { startServer, type TestServer } from "../support/server.ts"
 import { makeStandIn, standInText, tinyWav } from "../support/standInPipeline.ts"
@@ -211,6 +214,31 @@ describe("POST /v1/transcribe refusals create no job and keep no file", () => {
       422,
       "VALIDATION_FAILED"
     ))
+  })
+
+  it("refuses a commit whose ticket asks for a language the model no longer takes (ticket made under another model)", async () => {
+    const owner = await server.account()
+    const jobId = JobId.make(crypto.randomUUID())
+    const options = { language: "fr", diarize: false, word_timestamps: false, source: "upload" }
+    // What uploads/init stored on a server running whisper-base; this server runs whisper-tiny.en.
+    await server.run(Effect.gen(function*() {
+      return yield* (yield* UploadTickets).create({
+        jobId,
+        accountId: owner.accountId,
+        apiKeyId: null,
+        objectKey: `uploads/${jobId}/a.wav`,
+        filename: "a.wav",
+        sizeBytes: 100,
+        contentType: "audio/wav",
+        options
+      })
+    }))
+    const body = await expectError(
+      await postJson(server, `/v1/uploads/${jobId}/commit`, { object_key: `uploads/${jobId}/a.wav`, options }, owner.key),
+      422,
+      "VALIDATION_FAILED"
+    )
+    expect(body["detail"]).toEqual([{ loc: ["body", "options", "language"], msg: expect.stringContaining("English-only") }])
   })
 
   it("refuses a non-boolean diarize with 422", async () => {
