@@ -3,8 +3,9 @@
  * one espeak-ng voice), over a real socket with the real pipeline (whisper-tiny.en, the voice
  * encoder, MiniLM): the host introduces himself and a guest not yet speaking, the guest greets
  * him by first name, and a third voice answers "Tom, do your guests ever complain?" — a voice
- * named only by how the others address it. Whisper drops some punctuation on the way ("… in the
- * studio to Tom do your guests ever complain", "Dr. Emma Clark"), which the names must survive.
+ * named only by how the others address it. whisper-tiny.en mishears some of it ("Dr. Emma
+ * Clark", "Amu, is there anything…" for "Emma, is there anything…"), which the names must
+ * survive: the guest's introduction and first address outweigh the misheard one.
  *
  * Speakers are found by what they say (diarization labels are in order of first appearance,
  * but the test does not lean on that), so the assertions hold whatever label each voice gets.
