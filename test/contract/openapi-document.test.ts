@@ -171,6 +171,11 @@ describe("/openapi.json is a valid OpenAPI 3.1 document", () => {
       expect(spec["paths"][path]?.[method], `${method} ${path}`).toBeDefined()
     }
     expect(spec["components"]["securitySchemes"]["bearerKey"]).toMatchObject({ type: "http", scheme: "bearer" })
+    // Keyless clients may call these (guest /v1/me, samples, claim-token reads): the key is optional.
+    for (const [path, method] of [["/v1/me", "get"], ["/v1/transcribe", "post"], ["/v1/jobs/{job_id}", "get"]] as const) {
+      expect(spec["paths"][path][method]["security"], `${method} ${path}`).toEqual([{ apiKey: [] }, {}])
+    }
+    expect(spec["paths"]["/v1/jobs"]["get"]["security"]).toEqual([{ apiKey: [] }])
     for (const { method, operation, path } of operations) {
       const statuses = Object.keys(operation["responses"])
       // 403 BROWSER_FORBIDDEN, 422 for a NUL in the query, 500 and 503 can come from the edge on any route.

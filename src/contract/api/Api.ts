@@ -14,7 +14,7 @@ import { ClipDiscoveryApi, LibrarySearchApi } from "./SearchApi.ts"
 import { truthfulDocument } from "./Document.ts"
 import { WebAccountApi, WebAdminApi, WebAuthApi } from "./WebApi.ts"
 
-export class Api extends HttpApi.make("verbatim")
+const groups = HttpApi.make("verbatim")
   .add(AccountApi)
   .add(SubmitApi)
   .add(UploadsApi)
@@ -29,6 +29,8 @@ export class Api extends HttpApi.make("verbatim")
   .add(InsightsApi)
   .add(LibrarySearchApi).add(ClipDiscoveryApi)
   .add(WebAuthApi).add(WebAccountApi).add(WebAdminApi)
+
+export class Api extends groups
   .annotateMerge(OpenApi.annotations({
     title: "Verbatim transcription API",
     version: "1.0.0",
@@ -38,5 +40,5 @@ export class Api extends HttpApi.make("verbatim")
       "(403 `BROWSER_FORBIDDEN`, so that keys are never used from web pages), so this reference has no " +
       "\"try it\" button; each operation's code sample shows the request."
   }))
-  .annotateMerge(truthfulDocument)
+  .annotateMerge(truthfulDocument(groups))
 {}

@@ -8,12 +8,15 @@
  *   declared over 1 MiB on any method that can carry one;
  * - response headers (`Retry-After` on every 429, and per endpoint through `responseHeaders`);
  * - the routes served beside the HttpApi (PlainRoutes.ts), and their Bearer security scheme;
- * - one entry per tag (each group adds its tag again; OpenAPI wants tag names unique).
+ * - one entry per tag (each group adds its tag again; OpenAPI wants tag names unique);
+ * - the key optional where a keyless client may call (`AllowGuest`): OpenAPI's empty security
+ *   requirement `{}` beside the key's.
  */
 import { Schema } from "effect"
 import { OpenApi } from "effect/http-api"
 import { BodyTooLarge, edgeErrors, ValidationFailed } from "./Errors.ts"
 import { bearerScheme, type ErrorClass, plainRoutes } from "./PlainRoutes.ts"
+import { AllowGuest } from "./Security.ts"
 
 type Json = Record<string, any>
 
@@ -101,9 +104,26 @@ const uniqueTags = (tags: ReadonlyArray<Json>) => {
   return [...byName.values()]
 }
 
-/** API annotation applying the rules above to the whole generated document. */
-export const truthfulDocument = OpenApi.annotations({
+/** What `truthfulDocument` reads of the API it annotates. */
+interface ApiGroups {
+  readonly groups: Record<string, {
+    readonly identifier: string
+    readonly endpoints: Record<string, { readonly middlewares: ReadonlySet<unknown> }>
+  }>
+}
+
+/** `operationId`s (`group.endpoint`, as OpenApi names them) of the endpoints behind `AllowGuest`. */
+const guestOperations = (api: ApiGroups) =>
+  new Set(Object.values(api.groups).flatMap((group) =>
+    Object.entries(group.endpoints)
+      .filter(([, endpoint]) => endpoint.middlewares.has(AllowGuest))
+      .map(([name]) => `${group.identifier}.${name}`)
+  ))
+
+/** API annotation applying the rules above to the whole generated document of `api`'s groups. */
+export const truthfulDocument = (api: ApiGroups) => OpenApi.annotations({
   transform: (spec) => {
+    const guests = guestOperations(api)
     const schemas: Json = spec["components"]["schemas"]
     for (const schema of Object.values(schemas)) dropInMemoryTag(schema)
     const ref = (error: ErrorClass) => {
@@ -131,6 +151,9 @@ export const truthfulDocument = OpenApi.annotations({
           addAnswer(responses, edge.status, edge.name.replace(/Encoded$/, ""), { $ref: `#/components/schemas/${edge.name}` })
         }
         setHeaders(responses["429"], { "Retry-After": retryAfter })
+        if (guests.has(operation["operationId"]) && !(operation["security"] ?? []).some((entry: Json) => Object.keys(entry).length === 0)) {
+          operation["security"] = [...(operation["security"] ?? []), {}]
+        }
       }
     }
     const tags: Array<Json> = [...(spec["tags"] ?? [])]
