@@ -14,7 +14,6 @@ import { ByteSize, Effect, Option } from "effect"
 import { HttpIncomingMessage, type HttpServerRequest } from "effect/http"
 import { BodyTooLarge, ValidationFailed, type ValidationIssue } from "../contract/api/Errors.ts"
 import { errorResponse } from "./ErrorResponses.ts"
-import { openAiTranscriptionsPath } from "./OpenAiTranscriptions.ts"
 
 export const maxJsonBodyBytes = 1024 * 1024
 export const maxJsonDepth = 32
@@ -107,12 +106,10 @@ const queryIssue = (request: HttpServerRequest.HttpServerRequest): ValidationIss
 /** A refusal for this request, or None to let it through (its body, if read, stays cached for the route). */
 export const guardRequest = (request: HttpServerRequest.HttpServerRequest) =>
   Effect.gen(function*() {
-    const path = request.url.split("?")[0] ?? request.url
-    // The OpenAI route reads no query (nothing of it is stored), and its clients expect OpenAI's
-    // error shape, which this REST-shaped 422 is not.
-    const badQuery = path === openAiTranscriptionsPath ? undefined : queryIssue(request)
+    const badQuery = queryIssue(request)
     if (badQuery !== undefined) return Option.some(invalid(badQuery))
     const contentType = (request.headers["content-type"] ?? "").toLowerCase()
+    const path = request.url.split("?")[0] ?? request.url
     if (request.method === "GET" || request.method === "HEAD" || streamedBody(path, contentType)) return Option.none()
     if (Number(request.headers["content-length"] ?? 0) > maxJsonBodyBytes) return Option.some(tooLarge())
     if (!isJson(contentType)) return Option.none()

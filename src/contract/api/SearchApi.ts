@@ -7,6 +7,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { jsonBodyErrors, NotFound, NotReady, pathIdErrors, PaymentRequired, ValidationFailed } from "./Errors.ts"
+import { whisperLanguages } from "../domain/Languages.ts"
 import { JobIdParam } from "./JobsApi.ts"
 import { RequireAccount } from "./Security.ts"
 
@@ -41,8 +42,11 @@ export const LibrarySearchRequest = Schema.Struct({
   job_ids: Schema.optionalKey(
     Schema.Array(JobIdParam).check(Schema.isBetweenLength(1, 200)).annotate({ description: "Only these jobs (up to 200)." })
   ),
-  language: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^[a-z]{2}$/)).annotate({
-    description: "Only transcripts in this language (ISO 639-1)."
+  // Whisper's codes: a transcript's language is one of them (`haw` and `jw` included).
+  language: Schema.optionalKey(Schema.Literals(whisperLanguages).annotate({
+    description: "Only transcripts in this language (ISO 639-1, as transcripts report it).",
+    message: "language must be an ISO 639-1 code Whisper knows (en, zh, de, es, fr, …; the full list is the enum " +
+      "of `language` in /openapi.json)"
   })),
   since: Schema.optionalKey(UnixSeconds.annotate({
     description: `Only jobs created at or after this time (Unix seconds, 0 to ${maxUnixSeconds}).`
