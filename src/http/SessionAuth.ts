@@ -65,7 +65,7 @@ export const setSessionCookie = (config: AppConfigShape, request: HttpServerRequ
     sameSite: "lax",
     path: "/",
     secure: isSecureRequest(config, request),
-    maxAge: Duration.toSeconds(absoluteLifetime)
+    maxAge: absoluteLifetime
   })
 
 /** Clears the session cookie in the browser. */
@@ -75,7 +75,7 @@ export const clearSessionCookie = (config: AppConfigShape, request: HttpServerRe
     sameSite: "lax",
     path: "/",
     secure: isSecureRequest(config, request),
-    maxAge: 0
+    maxAge: Duration.zero
   })
 
 /** The `vb_session` cookie of a request, if any. */
