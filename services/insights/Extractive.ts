@@ -4,7 +4,8 @@
  *
  * - summary: centrality of each sentence (its mean cosine to all other sentences), damped for
  *   sentences under 8 words, then MMR (λ = 0.7) for `summarySize(n)` sentences, in spoken order;
- *   a recording of 1–3 sentences is its own summary.
+ *   a recording of 1–3 sentences is its own summary (without sentences of stop words only, such
+ *   as "Okay." or "Um.", unless that is all there is).
  * Short recordings (down to `MIN_WORDS`, 3 words) go the same way with sizes that shrink with
  * them: a few topics, a quote only when a sentence is quotable, one chapter.
  * - quotes: sentences of 6–45 words ending in "." or "!", not opening with a dangling word
@@ -27,7 +28,7 @@ import { mmr } from "./Mmr.ts"
 import { type Sentence, tokenize } from "./Sentences.ts"
 import { identifySpeakers } from "./SpeakerNames.ts"
 import { speakerStats } from "./SpeakerStats.ts"
-import { DANGLING_OPENINGS } from "./Stopwords.ts"
+import { DANGLING_OPENINGS, STOPWORDS } from "./Stopwords.ts"
 import { textTiling } from "./TextTiling.ts"
 import { centroid, dot, minMax } from "./Vectors.ts"
 
@@ -98,7 +99,11 @@ export const extractive = Effect.fnUntraced(function*(
     speaker_name: nameOf(s.speaker)
   })
 
-  const summaryPicks = mmr(relevance, similarity, summarySize(n), 0.7).sort((a, b) => a - b)
+  // A memo of up to 3 sentences is its own summary, less the ones that say nothing ("Okay.", "Um.").
+  const saying = sentences.flatMap((s, i) => (s.tokens.some((t) => !STOPWORDS.has(t)) ? [i] : []))
+  const summaryPicks = n <= 3
+    ? (saying.length > 0 ? saying : sentences.map((_, i) => i))
+    : mmr(relevance, similarity, summarySize(n), 0.7).sort((a, b) => a - b)
   const summarySentences = summaryPicks.map((i) => timed(sentences[i]!))
 
   // Topics

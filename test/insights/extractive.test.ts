@@ -211,6 +211,9 @@ describe("Insights (extractive, real MiniLM)", () => {
         assert.isAtLeast(memo.topics.length, 2)
         assert.match(memo.topics.map((t) => t.phrase).join(" | "), /budget/)
         assert.deepStrictEqual(memo.quotes.map((q) => q.text), [a01.slice(a01.indexOf("Today"))])
+        // Fillers are not summary: the memo's summary is what it says.
+        const fillers = yield* insights.generate(textsTranscript(["Okay. Um. Call me back about the budget."]))
+        assert.strictEqual(fillers.summary.text, "Call me back about the budget.")
         // Three words of which none is a content word: a summary, no topics, no quote.
         const bare = yield* insights.generate(textsTranscript(["Yes, thank you."]))
         assert.strictEqual(bare.summary.text, "Yes, thank you.")
