@@ -56,6 +56,13 @@ import { LibrarySearch } from "../services/search-index/LibrarySearch.ts"
 import { SearchIndexing } from "../services/search-index/SearchIndexing.ts"
 import { SearchReindex } from "../services/search-index/SearchReindex.ts"
 import { ClipDiscoveryHandlers, LibrarySearchHandlers } from "../src/http/SearchHandlers.ts"
+import { ChatAnswerer } from "../services/chat/ChatAnswerer.ts"
+import { ChatStore } from "../services/chat/ChatStore.ts"
+import { JobChat } from "../services/chat/JobChat.ts"
+import { JobSpeakers } from "../services/speakers/JobSpeakers.ts"
+import { SpeakerNameStore } from "../services/speakers/SpeakerNameStore.ts"
+import { ChatHandlers } from "../src/http/ChatHandlers.ts"
+import { SpeakerHandlers } from "../src/http/SpeakerHandlers.ts"
 import { TranscriptStore } from "../services/jobs/TranscriptStore.ts"
 import { JobEventFeed } from "../services/work/JobEventFeed.ts"
 import { JobEventLog } from "../services/work/JobEventLog.ts"
@@ -110,7 +117,8 @@ export const DomainLayer = Layer.mergeAll(
   JobEvents.layer,
   MediaStorage.layer,
   TranscriptFormats.layer,
-  InsightsStore.layer
+  InsightsStore.layer,
+  SpeakerNameStore.layer
 ).pipe(
   Layer.provideMerge(TranscriptStore.layer),
   Layer.provideMerge(Layer.mergeAll(Billing.layer, IdempotencyKeys.layer, JobEventLog.layer, TaskStore.layer)),
@@ -182,10 +190,22 @@ const UseCasesLayer = Layer.mergeAll(
   Layer.provideMerge(Paywall.layer)
 )
 
-/** Clips build on the transcript reads and job access above. */
+/** "Ask this recording" writes its answer with the insights' LLM endpoint, when one is configured. */
+const ChatAnswererLayer = Layer.unwrap(AppConfig.useSync((config) =>
+  ChatAnswerer.layer(Option.isNone(config.llmUrl) ? undefined : {
+    url: config.llmUrl.value,
+    model: config.llmModel,
+    timeoutMs: config.llmTimeoutSeconds * 1000,
+    ...(Option.isSome(config.llmKey) ? { apiKey: Redacted.value(config.llmKey.value) } : {})
+  })
+))
+
+/** Clips, speaker names and chat build on the transcript reads and job access above. */
 const ClipUseCasesLayer = Layer.mergeAll(
   Clips.layer,
   ClipDiscovery.layer.pipe(Layer.provideMerge(LibrarySearch.layer)),
+  JobSpeakers.layer,
+  JobChat.layer.pipe(Layer.provide(Layer.mergeAll(LibrarySearch.layer, ChatStore.layer, ChatAnswererLayer))),
   Layer.unwrap(AppConfig.useSync((config) => JobInsights.layer({ waitMs: config.insightsWaitSeconds * 1000 })))
 ).pipe(Layer.provideMerge(UseCasesLayer))
 
@@ -212,6 +232,8 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pi
     InsightsHandlers,
     LibrarySearchHandlers,
     ClipDiscoveryHandlers,
+    SpeakerHandlers,
+    ChatHandlers,
     WebAuthHandlers,
     WebAccountHandlers,
     WebAdminHandlers

@@ -17,6 +17,8 @@ import purchaseIndex from "./migrations/0009_purchase_index.ts"
 import mediaTypeDeleted from "./migrations/0010_media_type_deleted.ts"
 import webhookClaims from "./migrations/0011_webhook_claims.ts"
 import people from "./migrations/0012_people.ts"
+import speakerNames from "./migrations/0013_speaker_names.ts"
+import chat from "./migrations/0014_chat.ts"
 
 const run = Migrator.make({})
 
@@ -32,7 +34,9 @@ export const migrations = Migrator.fromRecord({
   "0009_purchase_index": purchaseIndex,
   "0010_media_type_deleted": mediaTypeDeleted,
   "0011_webhook_claims": webhookClaims,
-  "0012_people": people
+  "0012_people": people,
+  "0013_speaker_names": speakerNames,
+  "0014_chat": chat
 })
 
 export const MigrationsLayer = Layer.effectDiscard(run({ loader: migrations, table: "verbatim_migrations" }))

@@ -1,11 +1,12 @@
 /**
  * The Word rendering, built with the `docx` package: a title, metadata lines (file name, language,
  * duration, creation date when known) and one paragraph per stored segment, prefixed with its
- * start time and speaker label when diarization ran.
+ * start time and speaker (its given name, else the label) when diarization ran.
  */
 import { DateTime } from "effect"
 import { Document, HeadingLevel, Packer, Paragraph, TextRun } from "docx"
 import type { Transcript } from "../../src/contract/domain/Transcript.ts"
+import { shownSpeaker } from "./Subtitles.ts"
 import { clockLabel } from "./Timecode.ts"
 
 export interface DocumentMeta {
@@ -36,7 +37,8 @@ export const buildDocx = (t: Transcript, meta: DocumentMeta = {}): Promise<Uint8
   }
   for (const s of spoken) {
     const runs = [new TextRun({ text: `[${clockLabel(s.start)}] `, color: "666666" })]
-    if (s.speaker) runs.push(new TextRun({ text: `${s.speaker}: `, bold: true }))
+    const speaker = shownSpeaker(s)
+    if (speaker) runs.push(new TextRun({ text: `${speaker}: `, bold: true }))
     runs.push(new TextRun(s.text.trim()))
     lines.push(new Paragraph({ children: runs, spacing: { after: 120 } }))
   }

@@ -10,7 +10,8 @@
  * for it, up to `waitMs`, reading the store and the task row: stored → answered; the task's
  * attempt failed (or it was given up) → 503 INSIGHTS_UNAVAILABLE (the task retries with
  * backoff by itself); still running at the bound → 503 INSIGHTS_PENDING. Both 503s carry
- * `retry_after`.
+ * `retry_after`. Speaker names a person gave are applied to what is answered (they win over
+ * detected ones), never to what is stored, so renaming needs no regeneration.
  */
 import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
 import { InsightsNotAvailable, NoSpeech, NotFound, NotReady, PaymentRequired } from "../../src/contract/api/Errors.ts"
@@ -19,6 +20,8 @@ import type { JobId } from "../../src/contract/domain/Ids.ts"
 import type { Insights } from "../../src/contract/domain/Insights.ts"
 import { JobAccess, jobNotFound } from "../access/JobAccess.ts"
 import { Paywall } from "../billing/Paywall.ts"
+import { nameInsights } from "../speakers/ApplyNames.ts"
+import { SpeakerNameStore } from "../speakers/SpeakerNameStore.ts"
 import { TranscriptAccess } from "../transcripts/TranscriptAccess.ts"
 import { Tasks } from "../work/Tasks.ts"
 import { TaskStore } from "../work/TaskStore.ts"
@@ -52,6 +55,7 @@ export class JobInsights extends Context.Service<JobInsights, {
         const store = yield* InsightsStore
         const tasks = yield* Tasks
         const taskStore = yield* TaskStore
+        const speakerNames = yield* SpeakerNameStore
         const waitMs = options.waitMs ?? 60_000
         const poll = Duration.millis(options.pollMs ?? 200)
 
@@ -114,8 +118,10 @@ export class JobInsights extends Context.Service<JobInsights, {
           if (!transcript.speech_detected || transcript.segments.length === 0) return yield* noSpeech(0)
           const hash = transcriptHash(transcript)
           const stored = yield* store.get(job.id)
-          if (Option.isSome(stored) && stored.value.transcriptHash === hash) return yield* answer(stored.value.outcome)
-          return yield* answer(yield* awaitGeneration(job.id, hash))
+          const insights = Option.isSome(stored) && stored.value.transcriptHash === hash
+            ? yield* answer(stored.value.outcome)
+            : yield* answer(yield* awaitGeneration(job.id, hash))
+          return nameInsights(insights, yield* speakerNames.get(job.id))
         })
 
         return JobInsights.of({ get })

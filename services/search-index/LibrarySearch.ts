@@ -6,6 +6,7 @@
  * readable hits (a page of `limit` stays full); the check after the search catches a job
  * locked or deleted meanwhile.
  * A question that is only spaces (the service trims) is 422 like an empty one.
+ * Hits carry the name a person gave their speaker (`speaker_name`), read with the page.
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import { type InvalidSearchQuery, SearchIndex, type SearchRequest } from "../../search/SearchIndex.ts"
@@ -13,6 +14,7 @@ import { ValidationFailed } from "../../src/contract/api/Errors.ts"
 import type { LibrarySearchAnswer, LibrarySearchRequest, SearchHit } from "../../src/contract/api/SearchApi.ts"
 import type { AccountId, JobId } from "../../src/contract/domain/Ids.ts"
 import { JobStore } from "../jobs/JobStore.ts"
+import { SpeakerNameStore } from "../speakers/SpeakerNameStore.ts"
 
 export const invalidQuery = (loc: ReadonlyArray<string>) => (e: InvalidSearchQuery) =>
   new ValidationFailed({ error: `Invalid search: ${e.message}.`, code: "VALIDATION_FAILED", detail: [{ loc, msg: e.message }] })
@@ -27,6 +29,7 @@ export class LibrarySearch extends Context.Service<LibrarySearch, {
     Effect.gen(function*() {
       const index = yield* SearchIndex
       const jobs = yield* JobStore
+      const speakerNames = yield* SpeakerNameStore
 
       const readableHits = Effect.fn("LibrarySearch.readableHits")(function*(request: SearchRequest, loc: ReadonlyArray<string>) {
         const started = yield* Clock.currentTimeMillis
@@ -38,6 +41,7 @@ export class LibrarySearch extends Context.Service<LibrarySearch, {
         const readable = new Set(
           ids.length === 0 ? [] : (yield* jobs.getMany(ids)).filter((job) => !job.locked).map((job) => job.id as string)
         )
+        const names = yield* speakerNames.forJobs(Array.from(readable) as Array<JobId>)
         const shown: Array<SearchHit> = hits.filter((hit) => readable.has(hit.job_id)).map((hit) => ({
           job_id: hit.job_id,
           filename: hit.filename,
@@ -45,6 +49,7 @@ export class LibrarySearch extends Context.Service<LibrarySearch, {
           end: hit.end,
           text: hit.text,
           speaker: hit.speaker,
+          speaker_name: hit.speaker === null ? null : names.get(hit.job_id)?.get(hit.speaker) ?? null,
           score: hit.score,
           highlights: hit.highlights.map(([a, b]) => [a, b] as const)
         }))

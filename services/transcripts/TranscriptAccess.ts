@@ -2,7 +2,8 @@
  * Reading and correcting a finished job's transcript, with the paywall's rules: before
  * `done` there is nothing to read (409 NOT_READY); a locked job reads as a json preview of
  * its first minute and every other format answers 402 `transcript_locked` with pay links;
- * a correction replaces segment text by 0-based index and keeps the timing.
+ * a correction replaces segment text by 0-based index and keeps the timing. What is read carries
+ * the speaker names a person gave (`speaker_name` on diarized segments, and in every render).
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { NotReady, PaymentRequired, ValidationFailed } from "../../src/contract/api/Errors.ts"
@@ -12,6 +13,8 @@ import type { Transcript, TranscriptFormat } from "../../src/contract/domain/Tra
 import { Paywall } from "../billing/Paywall.ts"
 import type { JobRecord } from "../jobs/JobRecord.ts"
 import { TranscriptStore } from "../jobs/TranscriptStore.ts"
+import { nameSegments } from "../speakers/ApplyNames.ts"
+import { SpeakerNameStore } from "../speakers/SpeakerNameStore.ts"
 import { type RenderedTranscript, TranscriptFormats } from "../TranscriptFormats.ts"
 
 /** A locked transcript's json preview: the phrases that start in the first minute. */
@@ -44,6 +47,7 @@ export class TranscriptAccess extends Context.Service<TranscriptAccess, {
       const store = yield* TranscriptStore
       const formats = yield* TranscriptFormats
       const paywall = yield* Paywall
+      const speakerNames = yield* SpeakerNameStore
 
       const ready = Effect.fn("TranscriptAccess.ready")(function*(job: JobRecord) {
         if (job.status !== "done") {
@@ -60,7 +64,7 @@ export class TranscriptAccess extends Context.Service<TranscriptAccess, {
 
       const read = Effect.fn("TranscriptAccess.read")(
         function*(caller: Caller, job: JobRecord, format: TranscriptFormat, base: string) {
-          const full = yield* ready(job)
+          const full = nameSegments(yield* ready(job), yield* speakerNames.get(job.id))
           if (job.locked) {
             if (format === "json") return { _tag: "Preview", transcript: lockedPreview(full) } as const
             const needed = billableMinutes(job.audio_duration_seconds ?? 0)
@@ -99,7 +103,7 @@ export class TranscriptAccess extends Context.Service<TranscriptAccess, {
         })
         const corrected = { ...transcript, segments, text: segments.map((s) => s.text).join(" ") }
         yield* store.save(job.id, corrected)
-        return corrected
+        return nameSegments(corrected, yield* speakerNames.get(job.id))
       })
 
       return TranscriptAccess.of({ ready, read, correct })

@@ -12,6 +12,8 @@ import { ClipMediaApi, ClipsApi } from "./ClipsApi.ts"
 import { InsightsApi } from "./InsightsApi.ts"
 import { ClipDiscoveryApi, LibrarySearchApi } from "./SearchApi.ts"
 import { truthfulDocument } from "./Document.ts"
+import { SpeakersApi } from "./SpeakersApi.ts"
+import { ChatApi } from "./ChatApi.ts"
 import { WebAccountApi, WebAdminApi, WebAuthApi } from "./WebApi.ts"
 
 const groups = HttpApi.make("verbatim")
@@ -28,6 +30,7 @@ const groups = HttpApi.make("verbatim")
   .add(ClipsApi).add(ClipMediaApi)
   .add(InsightsApi)
   .add(LibrarySearchApi).add(ClipDiscoveryApi)
+  .add(SpeakersApi).add(ChatApi)
   .add(WebAuthApi).add(WebAccountApi).add(WebAdminApi)
 
 export class Api extends groups

@@ -64,6 +64,9 @@ export const SearchHit = Schema.Struct({
   end: Schema.Number,
   text: Schema.String.annotate({ description: "What is said in the moment (the matching sentence or phrase)." }),
   speaker: Schema.NullOr(Schema.String),
+  speaker_name: Schema.NullOr(Schema.String).annotate({
+    description: "The name given to `speaker` with `PATCH /v1/jobs/{job_id}/speakers`, or null."
+  }),
   score: Schema.Number.annotate({ description: "Relevance; higher is better, comparable within one answer only." }),
   highlights: Highlights
 })

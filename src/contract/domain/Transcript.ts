@@ -25,6 +25,11 @@ export const Segment = Schema.Struct({
   end: Schema.Finite,
   text: Schema.String,
   speaker: Schema.NullOr(Schema.String),
+  /**
+   * The name a person gave `speaker` (`PATCH /v1/jobs/{job_id}/speakers`), null while it has
+   * none; present on diarized segments of an answer, never stored with the transcript.
+   */
+  speaker_name: Schema.optionalKey(Schema.NullOr(Schema.String)),
   words: Schema.optionalKey(Schema.Array(Word))
 })
 export type Segment = typeof Segment.Type
