@@ -4,12 +4,16 @@
  * multilingual server accepts a language the tiny.en server refuses (the refusals on tiny.en
  * are in api-submit.test.ts and test/openai/transcriptions.test.ts).
  */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { Effect, Exit, Scope } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeTokenizer } from "../../pipeline/whisper/Tokenizer.ts"
 import { languageRefusal, modelLanguages, whisperLanguages } from "../../src/contract/domain/Languages.ts"
-import { accepted, expectError, postJson, submitFile } from "../support/jobsClient.ts"
+import { accepted, expectError, listJobs, postJson, submitFile } from "../support/jobsClient.ts"
+import { respond, startTestServer } from "../support/linkTestServer.ts"
 import { modelsDir } from "../support/paths.ts"
 import { startServer, type TestServer } from "../support/server.ts"
 import { makeStandIn, tinyWav } from "../support/standInPipeline.ts"
@@ -70,5 +74,45 @@ describe("a server on the multilingual model", () => {
       "VALIDATION_FAILED"
     )
     expect(body["detail"]).toEqual([expect.objectContaining({ loc: ["body", "language"] })])
+  })
+})
+
+describe("the MCP submit_link tool on the English-only model", () => {
+  const scope = Effect.runSync(Scope.make())
+  let server: TestServer
+  let key: string
+  let linkPort: number
+  let client: Client
+
+  beforeAll(async () => {
+    const links = await Effect.runPromise(Scope.provide(scope)(startTestServer({
+      "/media/talk.wav": respond(200, { "content-type": "audio/wav" }, tinyWav())
+    })))
+    linkPort = links.port
+    server = await startServer("languages-mcp", { fetchAllow: [`127.0.0.1:${links.port}`] }, {
+      pipeline: makeStandIn({ delayMs: 10, steps: 1 }).layer
+    })
+    key = (await server.account()).key
+    client = new Client({ name: "verbatim-test", version: "1.0.0" })
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${key}` } }
+    }))
+  })
+  afterAll(async () => {
+    await client?.close()
+    await server?.close()
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+  })
+
+  it("refuses fr with the REST code and sentence, and queues nothing", async () => {
+    const result = (await client.callTool({
+      name: "submit_link",
+      arguments: { url: `http://127.0.0.1:${linkPort}/media/talk.wav`, language: "fr" }
+    })) as unknown as { isError?: boolean; content: Array<{ text?: string }> }
+    expect(result.isError).toBe(true)
+    const failure = JSON.parse(result.content[0]!.text!) as { code: string; error: string }
+    expect(failure.code).toBe("VALIDATION_FAILED")
+    expect(failure.error).toMatch(/English-only/)
+    expect((await listJobs(server, key)).total).toBe(0)
   })
 })
