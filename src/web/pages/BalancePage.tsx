@@ -13,7 +13,7 @@ import { minutes, when } from "../format.ts"
 
 type Checkout = typeof CheckoutView.Type
 
-const Figures = () => {
+const Figures = ({ owner }: { readonly owner: boolean }) => {
   const figures = useLoad(async () => {
     const [me, credits, usage] = await Promise.all([
       call((api) => api.account.me()),
@@ -29,7 +29,11 @@ const Figures = () => {
   const left = unlimited ? "unlimited" : minutes(credits.payg_hours_remaining * 60 + credits.pro_hours_remaining_in_period * 60)
   return (
     <dl class="figures" aria-live="polite">
-      <div><dt>Minutes left</dt><dd data-testid="minutes-left">{left}</dd></div>
+      <div>
+        <dt>Minutes left</dt>
+        <dd data-testid="minutes-left">{left}</dd>
+        {owner && <dd class="hint">As the owner, your own use is not held back by the balance.</dd>}
+      </div>
       <div><dt>Used this month</dt><dd>{minutes(usage.minutes_month_to_date)}</dd></div>
       <div><dt>Used today</dt><dd>{minutes(usage.minutes_today)}</dd></div>
       <div><dt>Plan</dt><dd>{me.plan?.name ?? "–"}{credits.workspace.period_ends_at !== null && <> until {when(credits.workspace.period_ends_at)}</>}</dd></div>
@@ -80,7 +84,7 @@ const CheckoutStatus = ({ checkout, onPaid }: { readonly checkout: Checkout; rea
   )
 }
 
-export const BalancePage = () => {
+export const BalancePage = ({ owner }: { readonly owner: boolean }) => {
   const [checkout, setCheckout] = useState<Checkout | undefined>(undefined)
   const [busy, setBusy] = useState<Sku | undefined>(undefined)
   const [error, setError] = useState<unknown>(undefined)
@@ -105,7 +109,7 @@ export const BalancePage = () => {
     <>
       <section class="card" aria-labelledby="balance-title">
         <h2 id="balance-title">Balance and usage</h2>
-        <Figures key={refresh} />
+        <Figures key={refresh} owner={owner} />
       </section>
       <section class="card" aria-labelledby="buy-title">
         <h2 id="buy-title">Buy minutes</h2>

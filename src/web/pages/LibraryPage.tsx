@@ -42,19 +42,19 @@ const JobRow = ({ job, onDelete }: { readonly job: JobView; readonly onDelete: (
       <a class="name" href={`#/jobs/${job.job_id}`}>{job.filename ?? "Untitled recording"}</a>
       <StatusCell job={job} />
     </div>
-    <dl class="facts">
-      <div><dt>Duration</dt><dd>{duration(job.audio_duration_seconds)}</dd></div>
-      <div><dt>Language</dt><dd>{job.language ?? "–"}</dd></div>
-      <div><dt>Speakers</dt><dd>{speakersText(job)}</dd></div>
-      <div><dt>Source</dt><dd>{job.source}</dd></div>
-      <div><dt>Added</dt><dd>{when(job.created_at)}</dd></div>
-    </dl>
-    {job.status === "failed" && job.error !== null && <p class="error">{job.error}</p>}
-    <div class="actions">
+    <div class="job-foot">
+      <dl class="facts">
+        <div><dt>Duration</dt><dd>{duration(job.audio_duration_seconds)}</dd></div>
+        <div><dt>Language</dt><dd>{job.language ?? "–"}</dd></div>
+        <div><dt>Speakers</dt><dd>{speakersText(job)}</dd></div>
+        <div><dt>Source</dt><dd>{job.source}</dd></div>
+        <div><dt>Added</dt><dd>{when(job.created_at)}</dd></div>
+      </dl>
       <button type="button" class="quiet" onClick={() => onDelete(job)} aria-label={`Delete ${job.filename ?? "recording"}`}>
         Delete
       </button>
     </div>
+    {job.status === "failed" && job.error !== null && <p class="error">{job.error}</p>}
   </li>
 )
 
