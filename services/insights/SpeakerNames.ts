@@ -71,8 +71,13 @@ const TITLE_WORDS = new Set(["dr", "mr", "mrs", "ms", "prof", "doctor", "profess
 const ADDRESS_OPENERS = new Set(
   (
     "can could would will do does did is are was were have has should tell walk give explain describe share talk help " +
-    "take go please let's you your what how why when where who which any"
+    "take go please let's you your any"
   ).split(/\s+/)
+)
+const WH_WORDS = new Set("what how why when where who which".split(" "))
+/** What follows a question word in a question ("what do…", "how are…"), not in an exclamation ("how lovely"). */
+const QUESTION_SECOND = new Set(
+  "is are was were do does did can could would will should have has you about".split(" ")
 )
 
 type Target = "self" | "introduced" | "next" | "previous"
@@ -97,9 +102,16 @@ const introduced = { kind: "introduced", target: "introduced", weight: 1.5, list
 const addressed = { kind: "addressed", target: "next", weight: 2 } as const
 const greeting = { kind: "greeting", target: "previous", weight: 1, opening: true } as const
 
-/** After a vocative at the start of a sentence: a question, or a word that speaks to someone. */
-const isAddress = (rest: string, sentence: string) =>
-  /\?["'”’)]*$/.test(sentence) || ADDRESS_OPENERS.has(rest.trim().split(/\s+/)[0]?.toLowerCase().replace(/’/g, "'") ?? "")
+/**
+ * After a vocative at the start of a sentence: a question, or a word that speaks to someone — not
+ * in an exclamation ("Paris, what a city!"). Whisper often ends a question with a full stop.
+ */
+const isAddress = (rest: string, sentence: string) => {
+  if (/\?["'”’)]*$/.test(sentence)) return true
+  if (/!["'”’)]*$/.test(sentence)) return false
+  const [first = "", second = ""] = rest.trim().toLowerCase().replace(/’/g, "'").split(/[\s,.]+/)
+  return ADDRESS_OPENERS.has(first) || (WH_WORDS.has(first) && QUESTION_SECOND.has(second))
+}
 
 const CUES: ReadonlyArray<Cue> = [
   cue(String.raw`\b(?:I'm|I’m|I am)\s+${NAME}`, self),

@@ -162,12 +162,18 @@ describe("speaker names from address", () => {
     expect(found.has("A")).toBe(false)
   })
 
+  it("an address is a question even when the recogniser ends it with a full stop", () => {
+    expect(namesOf(turns(["A", "Priya, what does your group do."], ["B", "We plant dune grass."]))).toEqual({ B: "Priya" })
+    expect(namesOf(turns(["A", "Tom, tell us about the night bus."], ["B", "It is quiet."]))).toEqual({ B: "Tom" })
+  })
+
   it("words that follow the cues without being names name nobody", () => {
     expect(namesOf(turns(
       ["A", "I'm Canadian, so the cold never bothers me."],
       ["B", "It's Tuesday. Okay, what is next?"],
       ["A", "Folks, can you hear me?"],
-      ["B", "Yes."]
+      ["B", "Yes. Paris, what a city! Denmark, how lovely."],
+      ["A", "Indeed."]
     ))).toEqual({})
   })
 })
