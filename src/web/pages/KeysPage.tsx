@@ -120,11 +120,11 @@ export const KeysPage = () => {
             <tbody>
               {list.data.keys.map((key) => (
                 <tr key={key.id} data-key-id={key.id}>
-                  <td>{key.name ?? "–"}</td>
-                  <td><code>{key.prefix}…</code></td>
-                  <td>{when(key.created_at)}</td>
-                  <td>{key.last_used_at === null ? "never" : when(key.last_used_at)}</td>
-                  <td>
+                  <td data-label="Name">{key.name ?? "–"}</td>
+                  <td data-label="Prefix"><code>{key.prefix}…</code></td>
+                  <td data-label="Created">{when(key.created_at)}</td>
+                  <td data-label="Last used">{key.last_used_at === null ? "never" : when(key.last_used_at)}</td>
+                  <td data-label="Status">
                     <span class={`status status-${key.status}`}>{key.status}</span>
                     {key.expires_at !== null && key.status !== "revoked" && <> until {when(key.expires_at)}</>}
                   </td>
