@@ -71,6 +71,7 @@ const CheckoutStatus = ({ checkout, onPaid }: { readonly checkout: Checkout; rea
         {catalog[current.sku as Sku]?.name ?? current.sku}: ${current.amount_usd} ·{" "}
         <strong class={`status status-${current.status}`} data-testid="checkout-status">{current.status}</strong>
       </p>
+      <p class="hint">Pay link id <code data-testid="checkout-id">{current.id}</code></p>
       {current.status === "pending" && (
         <>
           <p><a href={current.checkout_url} target="_blank" rel="noopener">Open the pay link</a> (valid until {when(current.expires_at)})</p>

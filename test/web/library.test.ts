@@ -1,0 +1,89 @@
+/**
+ * The Library page in a real Chromium: several files dropped at once each get a job that
+ * reaches done; delete → undo brings a job back; delete → "Recently deleted" → restore; a take
+ * recorded through Chromium's fake microphone becomes a job with `source: recording`.
+ */
+import type { Browser, Page } from "playwright-core"
+import { readFileSync } from "node:fs"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { mediaDir } from "../support/paths.ts"
+import { startServer, type TestServer } from "../support/server.ts"
+import { makeStandIn } from "../support/standInPipeline.ts"
+import { browserSkipReason, launchBrowser, openPage, signUpThroughForm, type WatchedPage } from "./support.ts"
+
+const skip = browserSkipReason()
+
+const wav = (name: string) => ({ name, mimeType: "audio/wav", buffer: readFileSync(path.join(mediaDir, name)) })
+
+const row = (page: Page, name: string) => page.locator("li.job", { has: page.locator(".name", { hasText: name }) })
+
+describe.skipIf(skip !== undefined)("website library", () => {
+  let server: TestServer
+  let browser: Browser
+  let owner: WatchedPage
+
+  beforeAll(async () => {
+    server = await startServer("web-library", {}, { pipeline: makeStandIn({ delayMs: 200, steps: 2 }).layer })
+    browser = await launchBrowser()
+    owner = await openPage(browser)
+    await signUpThroughForm(owner.page, server.url, "owner@example.com")
+  })
+  afterAll(async () => {
+    await browser?.close()
+    await server?.close()
+  })
+
+  it("uploads several files with a progress bar each; each job reaches done", async () => {
+    const { page } = owner
+    await page.getByTestId("file-input").setInputFiles([wav("a01_slt_budget.wav"), wav("a02_kal_weather.wav")])
+    const uploads = page.getByRole("list", { name: "Uploads" })
+    await expect.poll(() => uploads.locator("li").count()).toBe(2)
+    for (const name of ["a01_slt_budget.wav", "a02_kal_weather.wav"]) {
+      await row(page, name).locator(".status-done").waitFor({ timeout: 60_000 })
+      expect(await row(page, name).textContent()).toContain("upload")
+    }
+    // The list answers the same as the API: newest first.
+    const names = await page.locator("li.job .name").allTextContents()
+    expect(names).toHaveLength(2)
+    expect(owner.problems).toEqual([])
+  })
+
+  it("deletes with undo, and restores from Recently deleted", async () => {
+    const { page } = owner
+    await page.getByRole("button", { name: "Delete a02_kal_weather.wav" }).click()
+    await page.getByRole("button", { name: "Undo" }).waitFor()
+    await expect.poll(() => row(page, "a02_kal_weather.wav").count()).toBe(0)
+    await page.getByRole("button", { name: "Undo" }).click()
+    await row(page, "a02_kal_weather.wav").locator(".status-done").waitFor()
+
+    await page.getByRole("button", { name: "Delete a01_slt_budget.wav" }).click()
+    await expect.poll(() => row(page, "a01_slt_budget.wav").count()).toBe(0)
+    await page.getByRole("link", { name: "Recently deleted" }).click()
+    const deleted = row(page, "a01_slt_budget.wav")
+    await deleted.waitFor()
+    expect(await deleted.textContent()).toContain("restorable until")
+    await deleted.getByRole("button", { name: "Restore" }).click()
+    await expect.poll(() => row(page, "a01_slt_budget.wav").count()).toBe(0)
+    await page.getByRole("link", { name: "Recordings", exact: true }).click()
+    await row(page, "a01_slt_budget.wav").locator(".status-done").waitFor()
+    expect(owner.problems).toEqual([])
+  })
+
+  it("records through the (fake) microphone into a job with source: recording", async () => {
+    const { page } = owner
+    await page.getByRole("button", { name: "● Record" }).click()
+    await page.getByText(/^Recording \d/).waitFor()
+    await page.waitForTimeout(2500)
+    await page.getByRole("button", { name: "■ Stop and transcribe" }).click()
+    const recorded = page.locator("li.job", { has: page.locator(".name", { hasText: /^recording-/ }) })
+    await recorded.waitFor({ timeout: 30_000 })
+    expect(await recorded.locator(".facts").textContent()).toContain("Sourcerecording")
+    // The API agrees (the owner's session token, as the page uses it).
+    const session = await page.evaluate(async () => (await fetch("/web/session")).json() as Promise<{ access_token: string }>)
+    const list = await fetch(`${server.url}/v1/jobs`, { headers: { authorization: `Bearer ${session.access_token}` } })
+    const body = await list.json() as { jobs: Array<{ source: string; filename: string | null }> }
+    expect(body.jobs.filter((job) => job.source === "recording")).toHaveLength(1)
+    expect(owner.problems).toEqual([])
+  })
+})
