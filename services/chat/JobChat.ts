@@ -11,6 +11,7 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { chatMomentsMax, type ChatHistory, type ChatMessage, type ChatMoment } from "../../src/contract/api/ChatApi.ts"
 import type { NotFound, NotReady, PaymentRequired, ValidationFailed } from "../../src/contract/api/Errors.ts"
+import { searchQueryMaxChars } from "../../src/contract/api/SearchApi.ts"
 import type { AccountCaller } from "../../src/contract/api/Security.ts"
 import { SignedInUserOnly } from "../../src/contract/api/SessionErrors.ts"
 import type { JobId } from "../../src/contract/domain/Ids.ts"
@@ -26,6 +27,17 @@ export const signInRequired = () =>
   new SignedInUserOnly({
     error: "Chat about a transcript needs a signed-in user on the website; API keys cannot chat."
   })
+
+/**
+ * A question may be longer (1,000 characters) than a search query (500): the search gets its
+ * opening, cut at a word; the written answer gets it whole.
+ */
+export const searchQueryOf = (question: string): string => {
+  if (question.length <= searchQueryMaxChars) return question
+  const cut = question.slice(0, searchQueryMaxChars)
+  const space = cut.lastIndexOf(" ")
+  return space > searchQueryMaxChars / 2 ? cut.slice(0, space) : cut
+}
 
 /** Relevance of each hit: its score over the best one's (the search's scores compare within one answer only). */
 const relative = (score: number, best: number) => best > 0 ? Math.round((score / best) * 1000) / 1000 : 0
@@ -61,7 +73,7 @@ export class JobChat extends Context.Service<JobChat, {
 
       const moments = Effect.fnUntraced(function*(caller: AccountCaller, job: JobRecord, question: string) {
         const found = yield* library.readableHits(
-          { accountId: caller.account.id, q: question, jobIds: [job.id], limit: chatMomentsMax },
+          { accountId: caller.account.id, q: searchQueryOf(question), jobIds: [job.id], limit: chatMomentsMax },
           ["body", "question"]
         )
         const best = Math.max(0, ...found.hits.map((hit) => hit.score))
