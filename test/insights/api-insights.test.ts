@@ -137,7 +137,12 @@ describe("insights with the real pipeline", () => {
   it("serves the stored insights afterwards without generating again", async () => {
     const id = jobs["a08"]!
     const stored = await server.run(InsightsStore.use((store) => store.get(JobId.make(id))))
-    const first = await okInsights(await insightsOf(server, key, id))
+    const response = await insightsOf(server, key, id)
+    // Speakers with names, confidences and evidence are what /openapi.json documents.
+    const checker = makeChecker(await (await server.get("/openapi.json")).json())
+    expect((await checker.check("GET", `${server.url}/v1/jobs/${id}/insights`, response.clone())).status).toBe(200)
+    const first = await okInsights(response)
+    expect(first.speakers.some((s) => s.name_evidence.length > 0)).toBe(true)
     const again = await server.run(InsightsStore.use((store) => store.get(JobId.make(id))))
     expect(generations(server, id)).toBe(1)
     expect(Option.getOrThrow(again).generatedAt).toEqual(Option.getOrThrow(stored).generatedAt)
