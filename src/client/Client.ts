@@ -14,6 +14,13 @@ export interface ClientOptions {
   readonly baseUrl: string
   /** An account key, sent as `X-API-Key`; without one the client is a keyless guest. */
   readonly apiKey?: string | undefined
+  /**
+   * A signed-in user's session access token (`vbs_…`, from `GET /web/session`), sent as
+   * `Authorization: Bearer`: what the website's own pages use on `/v1/*` instead of a key.
+   */
+  readonly bearer?: string | undefined
+  /** The session's CSRF token (from `GET /web/session`), sent as `X-CSRF-Token` for `/web/*` changes. */
+  readonly csrfToken?: string | undefined
 }
 
 export type VerbatimApi = HttpApiClient.ForApi<typeof Api>
@@ -28,12 +35,15 @@ export interface VerbatimClient {
 export const makeClient = (options: ClientOptions): Effect.Effect<VerbatimClient, never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
     const http = yield* HttpClient.HttpClient
-    const apiKey = options.apiKey
+    const headers: Record<string, string> = {}
+    if (options.apiKey !== undefined) headers["x-api-key"] = options.apiKey
+    if (options.bearer !== undefined) headers["authorization"] = `Bearer ${options.bearer}`
+    if (options.csrfToken !== undefined) headers["x-csrf-token"] = options.csrfToken
     const api = yield* HttpApiClient.make(Api, {
       baseUrl: options.baseUrl,
-      transformClient: apiKey === undefined
+      transformClient: Object.keys(headers).length === 0
         ? undefined
-        : HttpClient.mapRequest(HttpClientRequest.setHeader("x-api-key", apiKey))
+        : HttpClient.mapRequest(HttpClientRequest.setHeaders(headers))
     })
     return { api, http, baseUrl: options.baseUrl }
   })
