@@ -236,7 +236,7 @@ export const plainRoutes = (ref: ErrorRef): Record<string, Json> => ({
           name: "accept",
           in: "header",
           required: true,
-          schema: { ...string, example: "application/json, text/event-stream" },
+          schema: { ...string, pattern: "^(?=.*application/json)(?=.*text/event-stream)", example: "application/json, text/event-stream" },
           description: "Must list both `application/json` and `text/event-stream` (else 406)."
         }
       ],
