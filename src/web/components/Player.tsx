@@ -94,7 +94,7 @@ export const Player = ({ jobId, media, start, label }: {
     },
     src: source.url,
     controls: true,
-    preload: "metadata",
+    preload: "metadata" as const,
     "aria-label": label,
     onLoadedMetadata: onLoaded,
     onError
