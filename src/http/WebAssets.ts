@@ -3,9 +3,11 @@
  * src/web/index.html, `GET /web/app.js` and `GET /web/app.css` the app bundled from the sources.
  *
  * The bundle is built in memory with esbuild at the first request for one of these paths and
- * kept for the life of the process (no build output on disk or in git). The build is loaded with
- * a dynamic import, so a runtime without esbuild (Deno, a trimmed install) still starts: the API
- * keeps working and `/` answers a short page saying why the website is missing.
+ * kept for the life of the server (no build output on disk or in git). esbuild is loaded with a
+ * dynamic import, so a runtime where it cannot load (a trimmed install, a platform without its
+ * binary) still starts: the API keeps working and `/` answers 503 with a short page saying why
+ * the website is missing. The same page answers when the build fails — for instance when browser
+ * code imports a Node module, which the browser platform cannot resolve.
  *
  * Answers carry a strong ETag (sha-256 of the bytes) and `Cache-Control: no-cache`, so a browser
  * revalidates with a cheap 304; index.html names the assets with `?v=<hash>` so a new build is
@@ -15,6 +17,7 @@ import { Effect } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { createHash } from "node:crypto"
 import { readFile } from "node:fs/promises"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { gzipSync } from "node:zlib"
 
@@ -29,7 +32,16 @@ type Bundle =
   | { readonly ok: true; readonly html: Asset; readonly js: Asset; readonly css: Asset }
   | { readonly ok: false; readonly reason: string }
 
-const webDir = fileURLToPath(new URL("../web/", import.meta.url))
+/** Where the app's sources are, and how the bundler is loaded (tests replace both). */
+export interface WebAssetOptions {
+  readonly webDir: string
+  readonly loadBundler: () => Promise<unknown>
+}
+
+const defaults: WebAssetOptions = {
+  webDir: fileURLToPath(new URL("../web/", import.meta.url)),
+  loadBundler: () => import("esbuild")
+}
 
 const asset = (body: Uint8Array, contentType: string): Asset => ({
   body,
@@ -43,16 +55,16 @@ interface EsbuildApi {
   build(options: Record<string, unknown>): Promise<{ outputFiles: Array<{ path: string; contents: Uint8Array }> }>
 }
 
-const build = async (): Promise<Bundle> => {
+const build = async ({ webDir, loadBundler }: WebAssetOptions): Promise<Bundle> => {
   let esbuild: EsbuildApi
   try {
-    esbuild = (await import("esbuild")) as unknown as EsbuildApi
+    esbuild = (await loadBundler()) as EsbuildApi
   } catch (error) {
     return { ok: false, reason: `the bundler (esbuild) could not be loaded: ${String(error)}` }
   }
   try {
     const result = await esbuild.build({
-      entryPoints: { app: `${webDir}main.tsx`, "app-style": `${webDir}styles.css` },
+      entryPoints: { app: join(webDir, "main.tsx"), "app-style": join(webDir, "styles.css") },
       bundle: true,
       write: false,
       minify: true,
@@ -74,7 +86,7 @@ const build = async (): Promise<Bundle> => {
     const jsAsset = asset(js, "text/javascript; charset=utf-8")
     const cssAsset = asset(css, "text/css; charset=utf-8")
     const version = (a: Asset) => a.etag.slice(1, 13)
-    const template = await readFile(`${webDir}index.html`, "utf8")
+    const template = await readFile(join(webDir, "index.html"), "utf8")
     const html = template
       .replace("/web/app.js", `/web/app.js?v=${version(jsAsset)}`)
       .replace("/web/app.css", `/web/app.css?v=${version(cssAsset)}`)
@@ -88,9 +100,6 @@ const build = async (): Promise<Bundle> => {
 const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; " +
   "media-src 'self' blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
 
-let bundle: Promise<Bundle> | undefined
-/** One build per process, shared by concurrent first requests. */
-const getBundle = () => (bundle ??= build())
 
 const escapeHtml = (text: string) =>
   text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
@@ -104,7 +113,7 @@ const unavailablePage = (reason: string) =>
     { status: 503, contentType: "text/html; charset=utf-8", headers: { "cache-control": "no-store" } }
   )
 
-const serve = (pick: (bundle: Extract<Bundle, { ok: true }>) => Asset) =>
+const serve = (getBundle: () => Promise<Bundle>, pick: (bundle: Extract<Bundle, { ok: true }>) => Asset) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const built = yield* Effect.promise(getBundle)
@@ -125,10 +134,16 @@ const serve = (pick: (bundle: Extract<Bundle, { ok: true }>) => Asset) =>
     })
   })
 
-export const WebAssetRoutes = HttpRouter.use((router) =>
-  Effect.gen(function*() {
-    yield* router.add("GET", "/", serve((b) => b.html))
-    yield* router.add("GET", "/web/app.js", serve((b) => b.js))
-    yield* router.add("GET", "/web/app.css", serve((b) => b.css))
-  })
-)
+export const webAssetRoutes = (options: WebAssetOptions = defaults) =>
+  HttpRouter.use((router) =>
+    Effect.gen(function*() {
+      let bundle: Promise<Bundle> | undefined
+      // One build per server, shared by concurrent first requests, kept while it runs.
+      const getBundle = () => (bundle ??= build(options))
+      yield* router.add("GET", "/", serve(getBundle, (b) => b.html))
+      yield* router.add("GET", "/web/app.js", serve(getBundle, (b) => b.js))
+      yield* router.add("GET", "/web/app.css", serve(getBundle, (b) => b.css))
+    })
+  )
+
+export const WebAssetRoutes = webAssetRoutes()
