@@ -243,7 +243,10 @@ describe("ask this recording, with an LLM endpoint", () => {
     expect(seen[0].model).toBe("test-model")
     const prompt = seen[0].messages[1].content as string
     expect(prompt).toContain(question)
-    message.moments.forEach((m, i) => expect(prompt).toContain(`[${i + 1}] (`))
+    message.moments.forEach((m, i) => {
+      expect(prompt).toContain(`[${i + 1}] (`)
+      expect(prompt).toContain(m.text)
+    })
     expect(prompt).toContain(`Emma Stone): ${message.moments[0]!.text}`)
     expect(prompt).not.toContain(`[${message.moments.length + 1}] (`)
     expect(seen[0].response_format.type).toBe("json_schema")
