@@ -1,10 +1,11 @@
 /**
  * `/docs`: the API reference (Scalar) rendered from the same definition as `/openapi.json`.
- * It is a reader, not a client: the API refuses every browser request (403 `BROWSER_FORBIDDEN`,
- * see Edge.ts) so that keys are never used from web pages, and a "try it" button on this page
- * would only ever show that refusal. Making it work would mean letting this page's origin
- * through, which any page could imitate with a proxy, so the request buttons are turned off and
- * the page's introduction (Api.ts) and its code samples show the call with curl instead.
+ * It is a reader, not a client: the edge refuses an `X-API-Key` from any browser, the service's
+ * own pages included (403 `BROWSER_FORBIDDEN`, see Edge.ts), so that keys are never used from
+ * web pages, and a "try it" button here would only ever show that refusal. Making it work would
+ * mean accepting keys from this page, which is what the refusal exists to prevent, so the request
+ * buttons are turned off and the page's introduction (Api.ts) and its code samples show the call
+ * with curl instead.
  */
 import { HttpApiScalar } from "effect/http-api"
 import { Api } from "../contract/api/Api.ts"

@@ -39,9 +39,9 @@ export class Api extends groups
     version: "1.0.0",
     description: "Recorded audio and video to timestamped transcripts. Authenticate with `X-API-Key`.\n\n" +
       "Call the API from a server or a script, for example " +
-      "`curl -s https://your-host/v1/me -H \"X-API-Key: $VERBATIM_KEY\"`. Browsers are refused " +
-      "(403 `BROWSER_FORBIDDEN`, so that keys are never used from web pages), so this reference has no " +
-      "\"try it\" button; each operation's code sample shows the request."
+      "`curl -s https://your-host/v1/me -H \"X-API-Key: $VERBATIM_KEY\"`. A key sent from a browser is " +
+      "refused (403 `BROWSER_FORBIDDEN`, this page included, so that keys are never used from web pages), so " +
+      "this reference has no \"try it\" button; each operation's code sample shows the request."
   }))
   .annotateMerge(truthfulDocument(groups))
 {}
