@@ -8,7 +8,7 @@
  * with an `ApiError` whose `message` is the API's own `error` sentence.
  */
 import { Cause, Effect, Option } from "effect"
-import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
+import { FetchHttpClient } from "effect/http"
 import { makeClient, type VerbatimApi } from "../client/Client.ts"
 
 export type { VerbatimApi }
@@ -67,18 +67,13 @@ export const authHeaders = (): Record<string, string> => {
   return headers
 }
 
-const build = (): Promise<VerbatimApi> => {
-  const headers = authHeaders()
-  return Effect.runPromise(
-    Effect.gen(function*() {
-      const base = yield* HttpClient.HttpClient
-      const made = yield* makeClient({ baseUrl: location.origin }).pipe(
-        Effect.provideService(HttpClient.HttpClient, base.pipe(HttpClient.mapRequest(HttpClientRequest.setHeaders(headers))))
-      )
-      return made.api
-    }).pipe(Effect.provide(FetchHttpClient.layer))
+const build = (): Promise<VerbatimApi> =>
+  Effect.runPromise(
+    makeClient({ baseUrl: location.origin, bearer: credentials.bearer, csrfToken: credentials.csrfToken }).pipe(
+      Effect.map((made) => made.api),
+      Effect.provide(FetchHttpClient.layer)
+    )
   )
-}
 
 /** Runs one call of the typed client; rejects with an `ApiError`. */
 export const call = async <A, E>(use: (api: VerbatimApi) => Effect.Effect<A, E>): Promise<A> => {
