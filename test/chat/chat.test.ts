@@ -14,6 +14,7 @@
  * MiniLM (real weights) indexes it for the search the moments come from.
  */
 import { Effect, Option } from "effect"
+import { SqlClient } from "effect/sql"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -189,6 +190,18 @@ describe("ask this recording, without an LLM endpoint", () => {
     await s.call("DELETE", `/v1/jobs/${running}`, bearer(s.owner))
 
     expect((await s.ask(bearer(s.owner), "5b2f8a4e-1c3d-4e5f-9a6b-7c8d9e0f1a2b", "Anything?")).status).toBe(404)
+
+    // A locked transcript cannot be asked about (402 with the pay links); its conversation can still be read.
+    const unpaid = await s.submit(s.owner, "unpaid.wav")
+    await waitForJob(server, undefined, unpaid, undefined, { headers: bearer(s.owner) })
+    await server.run(Effect.gen(function*() {
+      yield* (yield* SqlClient.SqlClient)`UPDATE jobs SET locked = true WHERE id = ${unpaid}`.pipe(Effect.orDie)
+    }))
+    const locked = await s.ask(bearer(s.owner), unpaid, "What is said?")
+    expect(locked.status, JSON.stringify(locked.body)).toBe(402)
+    expect(locked.body.code).toBe("transcript_locked")
+    expect(locked.body.checkout_url).toMatch(/^http/)
+    expect((await s.history(bearer(s.owner), unpaid)).body).toEqual({ messages: [] })
   })
 })
 

@@ -228,4 +228,15 @@ describe("naming a job's speakers", () => {
 
     await expectError(await request(server, "GET", speakersPath(job)), 401, "MISSING_API_KEY")
   })
+
+  it("a keyless sample is read with its claim token, as its transcript is", async () => {
+    const sample = await accepted(await submitFile(server, { file: { name: "sample.wav", bytes: tinyWav() } }))
+    const claim = { "X-Claim-Token": sample.claim_token! }
+    await waitForJob(server, undefined, sample.job_id, undefined, { headers: claim })
+    const listed = await request(server, "GET", speakersPath(sample.job_id), undefined, claim)
+    expect(await checked("GET", speakersPath(sample.job_id), listed, 200)).toEqual({ speakers: [] })
+    const wrong = await request(server, "GET", speakersPath(sample.job_id), undefined, { "X-Claim-Token": "not-it" })
+    expect(wrong.status).toBe(401)
+    await expectError(await request(server, "GET", speakersPath(sample.job_id)), 401, "MISSING_API_KEY")
+  })
 })
