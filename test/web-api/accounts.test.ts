@@ -7,6 +7,7 @@
 import { Effect, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { onPostgres } from "../support/database.ts"
 import { startServer, type TestServer } from "../support/server.ts"
 import { makeStandIn } from "../support/standInPipeline.ts"
 import { expectCode, makeWeb, password } from "./support.ts"
@@ -187,9 +188,17 @@ describe("behind a proxy (VERBATIM_TRUST_PROXY)", () => {
   afterAll(async () => proxied?.close())
 
   it("makes exactly one owner when first sign-ups race", async () => {
+    // On Postgres the race is made certain: a transaction of the test's holds inserts into
+    // accounts back (SHARE lock) while the sign-ups run, so all of them have read "no owner yet"
+    // before any can insert, unless sign-ups are serialised before that read.
+    const held = onPostgres
+      ? sqlOn(proxied, (s) =>
+        s.withTransaction(Effect.andThen(s`LOCK TABLE accounts IN SHARE MODE`, Effect.sleep("1500 millis"))))
+      : Promise.resolve()
     const answers = await Promise.all(
       [0, 1, 2, 3].map((i) => proxiedWeb.call("POST", "/web/signup", { json: { email: `racer${i}@example.com`, password } }))
     )
+    await held
     expect(answers.filter((a) => a.status === 200).map((a) => a.body.account.role)).toEqual(["owner"])
     expect(answers.filter((a) => a.status === 403).map((a) => a.body.code)).toEqual(["INVITE_REQUIRED", "INVITE_REQUIRED", "INVITE_REQUIRED"])
   })
