@@ -52,6 +52,12 @@ const send = (
     xhr.send(body)
   })
 
+/**
+ * What the website asks for every recording: speakers (named on the transcript page) and per-word
+ * times (the spoken word is highlighted as it plays, clip edges move word by word).
+ */
+export const siteJobOptions = { diarize: true, word_timestamps: true } as const
+
 export interface SendOptions {
   readonly source?: JobSource
   readonly filename?: string
@@ -62,6 +68,8 @@ export interface SendOptions {
 export const uploadMultipart = async (file: Blob, onProgress: Progress, options: SendOptions = {}) => {
   const form = new FormData()
   if (options.source !== undefined) form.append("source", options.source)
+  form.append("diarize", "true")
+  form.append("word_timestamps", "true")
   form.append("file", file, options.filename ?? (file instanceof File ? file.name : "recording"))
   return decodeSubmit(await send("POST", "/v1/transcribe", form, authHeaders(), onProgress, options.signal))
 }
@@ -73,6 +81,7 @@ export const uploadDirect = async (file: File, onProgress: Progress, options: Se
       payload: {
         filename: file.name,
         size_bytes: file.size,
+        ...siteJobOptions,
         ...(file.type === "" ? {} : { content_type: file.type }),
         ...(options.source === undefined ? {} : { source: options.source })
       },

@@ -5,7 +5,7 @@
 import { useRef, useState } from "preact/hooks"
 import { call, messageOf } from "../api.ts"
 import { bytes } from "../format.ts"
-import { directUploadBytes, uploadFile } from "../uploads.ts"
+import { directUploadBytes, siteJobOptions, uploadFile } from "../uploads.ts"
 import { Recorder } from "./Recorder.tsx"
 import { Busy, ErrorNote } from "./Status.tsx"
 
@@ -50,7 +50,7 @@ export const AddRecordings = ({ onAdded }: { readonly onAdded: () => void }) => 
     setLinkBusy(true)
     setLinkError(undefined)
     try {
-      await call((api) => api.submit.url({ payload: { url: link.trim() }, headers: {} }))
+      await call((api) => api.submit.url({ payload: { url: link.trim(), ...siteJobOptions }, headers: {} }))
       setLink("")
       onAdded()
     } catch (error) {

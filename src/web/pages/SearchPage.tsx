@@ -58,6 +58,8 @@ export const SearchPage = ({ query }: { readonly query: string }) => {
   const [answer, setAnswer] = useState<LibrarySearchAnswer | undefined>(undefined)
   const [error, setError] = useState<unknown>(undefined)
   const [busy, setBusy] = useState(false)
+  // Asking the same question again searches again (a recording may have finished meanwhile).
+  const [again, setAgain] = useState(0)
 
   useEffect(() => {
     setDraft(query)
@@ -75,12 +77,13 @@ export const SearchPage = ({ query }: { readonly query: string }) => {
     return () => {
       live = false
     }
-  }, [query])
+  }, [query, again])
 
   const submit = (event: Event) => {
     event.preventDefault()
     const q = draft.trim()
-    if (q !== "") navigate(`#/search?q=${encodeURIComponent(q)}`)
+    if (q === query) setAgain((n) => n + 1)
+    else if (q !== "") navigate(`#/search?q=${encodeURIComponent(q)}`)
   }
 
   return (

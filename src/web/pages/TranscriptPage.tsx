@@ -115,7 +115,11 @@ const Done = ({ job }: { readonly job: JobView }) => {
             The recording finished while the account had no minutes left. Below is a preview of its opening; add minutes to
             read all of it, download it and see its insights.
           </p>
-          {job.unlock_url !== undefined && <p><a class="button primary" href={job.unlock_url} target="_blank" rel="noopener">Unlock the transcript</a></p>}
+          <p>
+            {job.unlock_url !== undefined
+              ? <a class="button primary" href={job.unlock_url} target="_blank" rel="noopener">Unlock the transcript</a>
+              : <a class="button primary" href="#/balance">Add minutes</a>}
+          </p>
         </section>
       )}
       <div class="player-bar">

@@ -1,0 +1,215 @@
+/**
+ * The recording pages in a real Chromium against the real service and pipeline (whisper-tiny.en,
+ * diarization, WASM ffmpeg for the clip), one server and one short file for the whole file:
+ * upload → done → transcript; playing and click-to-seek move the media element's currentTime and
+ * highlight the spoken line and word; a speaker renamed on the page is in the SRT download; a
+ * corrected line is in the VTT download; ask this recording → moments with times that seek; a
+ * library search hit opens the transcript playing from its moment; a clip renders and its video
+ * plays; a recording through Chromium's fake microphone becomes a job with `source: recording`;
+ * a locked job shows its preview and the pay link. No console errors throughout.
+ */
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import type { Browser, Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { mediaDir } from "../support/paths.ts"
+import { startServer, type TestServer } from "../support/server.ts"
+import { browserSkipReason, launchBrowser, openPage, signUpThroughForm, type WatchedPage } from "./support.ts"
+
+const skip = browserSkipReason()
+const file = "a01_slt_budget.wav"
+
+const mediaTime = (page: Page, selector: string) =>
+  page.locator(selector).evaluate((element) => (element as HTMLMediaElement).currentTime)
+
+describe.skipIf(skip !== undefined)("website recording pages", () => {
+  let server: TestServer
+  let browser: Browser
+  let owner: WatchedPage
+  let jobId = ""
+
+  beforeAll(async () => {
+    server = await startServer("web-recording", { workers: 1 })
+    browser = await launchBrowser()
+    owner = await openPage(browser)
+    await signUpThroughForm(owner.page, server.url, "owner@example.com")
+  }, 60_000)
+  afterAll(async () => {
+    await browser?.close()
+    await server?.close()
+  })
+
+  const download = async (page: Page, label: string) => {
+    const [saved] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: label }).click()])
+    return fs.readFileSync((await saved.path())!, "utf8")
+  }
+
+  it("uploads a file and shows its transcript once done, by speaker with times", async () => {
+    const { page } = owner
+    await page.getByTestId("file-input").setInputFiles(path.join(mediaDir, file))
+    const row = page.locator("li.job", { hasText: file })
+    await row.locator(".status-done").waitFor({ timeout: 120_000 })
+    jobId = (await row.getAttribute("data-job-id"))!
+    await row.getByRole("link").click()
+    await page.getByRole("heading", { name: "Transcript", exact: true }).waitFor()
+    await page.locator("li.line").first().waitFor({ timeout: 30_000 })
+    const text = (await page.locator(".transcript").textContent())!.toLowerCase()
+    expect(text).toContain("budget")
+    expect(await page.locator("h3.speaker").first().textContent()).toBe("SPEAKER_00")
+    expect(await page.locator("li.line button.time").first().textContent()).toMatch(/^0:0\d$/)
+    expect(owner.problems).toEqual([])
+  }, 180_000)
+
+  it("plays, highlights the spoken word, and a click on a word seeks there", async () => {
+    const { page } = owner
+    await page.locator("audio.player").waitFor()
+    await expect.poll(() => page.locator("audio.player").evaluate((element) => (element as HTMLMediaElement).readyState)).toBeGreaterThanOrEqual(1)
+    const words = page.locator("button.word")
+    const count = await words.count()
+    expect(count).toBeGreaterThan(5)
+    const target = words.nth(Math.floor(count * 0.6))
+    const start = Number(await target.getAttribute("data-start"))
+    expect(start).toBeGreaterThan(1)
+    await target.click()
+    await expect.poll(() => mediaTime(page, "audio.player")).toBeGreaterThanOrEqual(start - 0.05)
+    expect(await mediaTime(page, "audio.player")).toBeLessThan(start + 2)
+    // It plays on from there, the line and the word being spoken highlighted.
+    await expect.poll(() => mediaTime(page, "audio.player"), { timeout: 5000 }).toBeGreaterThan(start + 0.3)
+    await page.locator("li.line.playing button.word.spoken").waitFor({ timeout: 5000 })
+    // A click on a line's time goes back to its start.
+    await page.locator("li.line button.time").first().click()
+    await expect.poll(() => mediaTime(page, "audio.player")).toBeLessThan(start)
+    await page.locator("audio.player").evaluate((element) => (element as HTMLMediaElement).pause())
+    expect(owner.problems).toEqual([])
+  }, 60_000)
+
+  it("renames a speaker, and the SRT download carries the name", async () => {
+    const { page } = owner
+    await page.getByLabel("SPEAKER_00").fill("Ana <b>Lima</b>")
+    await page.getByRole("button", { name: "Save names" }).click()
+    await page.getByText("Names saved.").waitFor()
+    expect(await page.locator("h3.speaker").first().textContent()).toBe("Ana <b>Lima</b>")
+    const srt = await download(page, "Subtitles (.srt)")
+    expect(srt).toContain("Ana <b>Lima</b>:")
+    expect(srt).not.toContain("SPEAKER_00")
+    expect(owner.problems).toEqual([])
+  }, 60_000)
+
+  it("corrects a line, and the VTT download carries the correction", async () => {
+    const { page } = owner
+    await page.getByRole("button", { name: /^Edit the line at 0:00/ }).click()
+    await page.getByLabel(/^Text of the line at 0:00/).fill("Good morning, dear colleagues.")
+    await page.getByRole("button", { name: "Save", exact: true }).click()
+    await page.locator("li.line", { hasText: "Good morning, dear colleagues." }).waitFor()
+    const vtt = await download(page, "Web subtitles (.vtt)")
+    expect(vtt).toMatch(/^WEBVTT/)
+    expect(vtt).toContain("Good morning, dear colleagues.")
+    expect(owner.problems).toEqual([])
+  }, 60_000)
+
+  it("asks the recording and gets moments with times that play from there", async () => {
+    const { page } = owner
+    await page.getByLabel("Your question about this recording").fill("What will they decide about hiring?")
+    await page.getByRole("button", { name: "Ask", exact: true }).click()
+    const moment = page.locator(".exchange .moments li").first()
+    await moment.waitFor({ timeout: 30_000 })
+    expect((await moment.textContent())!.toLowerCase()).toContain("hiring")
+    const time = moment.getByRole("button")
+    expect(await time.textContent()).toMatch(/^\d+:\d\d$/)
+    await page.locator("audio.player").evaluate((element) => {
+      const media = element as HTMLMediaElement
+      media.pause()
+      media.currentTime = 6
+    })
+    await time.click()
+    await expect.poll(() => mediaTime(page, "audio.player")).toBeLessThan(5)
+    // The conversation is kept: a reload shows it again.
+    await page.reload()
+    await page.locator(".exchange", { hasText: "What will they decide about hiring?" }).waitFor()
+    expect(owner.problems).toEqual([])
+  }, 60_000)
+
+  it("finds a passage in the library and a hit opens the transcript playing from its moment", async () => {
+    const { page } = owner
+    await page.getByRole("link", { name: "Search" }).click()
+    await page.getByLabel("Search all your recordings").fill("hiring plan for the support team")
+    const hit = page.locator("li.hit").first()
+    // The library is searchable a moment after the job finished or was corrected.
+    await expect.poll(async () => {
+      await page.getByRole("button", { name: "Search", exact: true }).click()
+      await page.locator(".busy").waitFor({ state: "detached" })
+      return page.locator("li.hit").count()
+    }, { timeout: 30_000, intervals: [500] }).toBeGreaterThan(0)
+    expect(await hit.locator(".name").textContent()).toBe(file)
+    expect(await hit.locator("mark").count()).toBeGreaterThan(0)
+    expect((await hit.locator("mark").allTextContents()).join(" ").toLowerCase()).toMatch(/hiring|plan|support|team/)
+    expect(await hit.textContent()).toContain("Ana <b>Lima</b>")
+    const href = (await hit.locator("a").getAttribute("href"))!
+    expect(href).toMatch(new RegExp(`^#/jobs/${jobId}\\?t=`))
+    const t = Number(new URLSearchParams(href.split("?")[1]).get("t"))
+    expect(t).toBeGreaterThan(0.5)
+    await hit.locator("a").click()
+    await page.locator("audio.player").waitFor()
+    await expect.poll(() => mediaTime(page, "audio.player")).toBeGreaterThanOrEqual(t - 0.05)
+    expect(await mediaTime(page, "audio.player")).toBeLessThan(t + 3)
+    await page.locator("audio.player").evaluate((element) => (element as HTMLMediaElement).pause())
+    expect(owner.problems).toEqual([])
+  }, 60_000)
+
+  it("renders a clip with captions and its video plays", async () => {
+    const { page } = owner
+    await page.goto(`${server.url}/#/jobs/${jobId}/clips`)
+    await page.getByRole("heading", { name: "Your clip" }).waitFor()
+    await expect.poll(() => page.getByTestId("clip-end").textContent()).not.toBe("0:15.0")
+    // Nudging moves the start to the next word and back.
+    const before = await page.getByTestId("clip-start").textContent()
+    await page.getByRole("button", { name: "Start one word later" }).click()
+    expect(await page.getByTestId("clip-start").textContent()).not.toBe(before)
+    await page.getByRole("button", { name: "Start one word earlier" }).click()
+    expect(await page.getByTestId("clip-start").textContent()).toBe(before)
+    await page.getByLabel("Captions").selectOption("line")
+    await page.getByRole("button", { name: "Render the clip" }).click()
+    const video = page.locator("video.clip-video")
+    await video.waitFor({ timeout: 240_000 })
+    expect(await page.getByRole("link", { name: /Download the video/ }).getAttribute("href")).toMatch(/\/v1\/clips\/.+\/video\?token=/)
+    await video.evaluate((element) => (element as HTMLVideoElement).play())
+    await expect.poll(() => mediaTime(page, "video.clip-video"), { timeout: 15_000 }).toBeGreaterThan(0.3)
+    expect(await video.evaluate((element) => (element as HTMLVideoElement).videoHeight)).toBe(1920)
+    expect(owner.problems).toEqual([])
+  }, 300_000)
+
+  it("records through the fake microphone into a job with source recording", async () => {
+    const { page } = owner
+    await page.getByRole("link", { name: "Library" }).click()
+    await page.getByRole("button", { name: "● Record" }).click()
+    await page.getByRole("button", { name: "■ Stop and transcribe" }).waitFor()
+    await page.waitForTimeout(1500)
+    await page.getByRole("button", { name: "■ Stop and transcribe" }).click()
+    const recorded = page.locator("li.job", { has: page.locator("dd", { hasText: /^recording$/ }) })
+    await recorded.first().waitFor({ timeout: 30_000 })
+    const id = await recorded.first().getAttribute("data-job-id")
+    const source = await server.run(Effect.gen(function*() {
+      const rows = yield* (yield* SqlClient.SqlClient)<{ source: string }>`SELECT source FROM jobs WHERE id = ${id}`.pipe(Effect.orDie)
+      return rows[0]?.source
+    }))
+    expect(source).toBe("recording")
+    expect(owner.problems).toEqual([])
+  }, 60_000)
+
+  it("shows a locked transcript's preview and its pay link", async () => {
+    await server.run(Effect.gen(function*() {
+      yield* (yield* SqlClient.SqlClient)`UPDATE jobs SET locked = true WHERE id = ${jobId}`.pipe(Effect.orDie)
+    }))
+    const { page } = owner
+    await page.goto(`${server.url}/#/jobs/${jobId}`)
+    await page.getByRole("heading", { name: "This transcript is locked" }).waitFor()
+    const pay = page.locator("section.locked a.button")
+    expect(await pay.getAttribute("href")).toMatch(/^(https?:\/\/|#\/balance)/)
+    await page.getByRole("heading", { name: "Transcript preview" }).waitFor()
+    await page.locator("li.line").first().waitFor()
+    expect(await page.getByRole("button", { name: "Subtitles (.srt)" }).count()).toBe(0)
+    expect(owner.problems).toEqual([])
+  }, 60_000)
+})
