@@ -4,7 +4,8 @@
  * recorded through Chromium's fake microphone becomes a job with `source: recording`.
  */
 import type { Browser, Page } from "playwright-core"
-import { readFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { mediaDir } from "../support/paths.ts"
@@ -15,6 +16,31 @@ import { browserSkipReason, launchBrowser, openPage, signUpThroughForm, type Wat
 const skip = browserSkipReason()
 
 const wav = (name: string) => ({ name, mimeType: "audio/wav", buffer: readFileSync(path.join(mediaDir, name)) })
+
+const tempDirs: Array<string> = []
+
+/** A silent 16 kHz mono PCM16 WAV of `bytes` bytes (header included), written to a temp file. */
+const silentWavFile = (bytes: number, name: string) => {
+  const data = bytes - 44
+  const file = Buffer.alloc(bytes)
+  file.write("RIFF", 0)
+  file.writeUInt32LE(bytes - 8, 4)
+  file.write("WAVEfmt ", 8)
+  file.writeUInt32LE(16, 16)
+  file.writeUInt16LE(1, 20)
+  file.writeUInt16LE(1, 22)
+  file.writeUInt32LE(16_000, 24)
+  file.writeUInt32LE(32_000, 28)
+  file.writeUInt16LE(2, 32)
+  file.writeUInt16LE(16, 34)
+  file.write("data", 36)
+  file.writeUInt32LE(data, 40)
+  const dir = mkdtempSync(path.join(tmpdir(), "vb-web-"))
+  tempDirs.push(dir)
+  const target = path.join(dir, name)
+  writeFileSync(target, file)
+  return target
+}
 
 const row = (page: Page, name: string) => page.locator("li.job", { has: page.locator(".name", { hasText: name }) })
 
@@ -30,6 +56,7 @@ describe.skipIf(skip !== undefined)("website library", () => {
     await signUpThroughForm(owner.page, server.url, "owner@example.com")
   })
   afterAll(async () => {
+    for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true })
     await browser?.close()
     await server?.close()
   })
@@ -67,6 +94,19 @@ describe.skipIf(skip !== undefined)("website library", () => {
     await expect.poll(() => row(page, "a01_slt_budget.wav").count()).toBe(0)
     await page.getByRole("link", { name: "Recordings", exact: true }).click()
     await row(page, "a01_slt_budget.wav").locator(".status-done").waitFor()
+    expect(owner.problems).toEqual([])
+  })
+
+  it("sends a file over 100 MB through the direct upload (init, PUT with progress, commit)", async () => {
+    const { page } = owner
+    const requests: Array<string> = []
+    page.on("request", (request) => requests.push(`${request.method()} ${new URL(request.url()).pathname}`))
+    await page.getByTestId("file-input").setInputFiles(silentWavFile(101_000_000, "long-silence.wav"))
+    await row(page, "long-silence.wav").waitFor({ timeout: 60_000 })
+    expect(requests).toContain("POST /v1/uploads/init")
+    expect(requests.some((line) => /^PUT \/v1\/uploads\/[0-9a-f-]+\/bytes$/.test(line))).toBe(true)
+    expect(requests.some((line) => /^POST \/v1\/uploads\/[0-9a-f-]+\/commit$/.test(line))).toBe(true)
+    expect(requests).not.toContain("POST /v1/transcribe")
     expect(owner.problems).toEqual([])
   })
 
