@@ -141,7 +141,7 @@ describe.skipIf(skip !== undefined)("website recording pages", () => {
       await page.getByRole("button", { name: "Search", exact: true }).click()
       await page.locator(".busy").waitFor({ state: "detached" })
       return page.locator("li.hit").count()
-    }, { timeout: 30_000, intervals: [500] }).toBeGreaterThan(0)
+    }, { timeout: 30_000, interval: 500 }).toBeGreaterThan(0)
     expect(await hit.locator(".name").textContent()).toBe(file)
     expect(await hit.locator("mark").count()).toBeGreaterThan(0)
     expect((await hit.locator("mark").allTextContents()).join(" ").toLowerCase()).toMatch(/hiring|plan|support|team/)
