@@ -226,9 +226,16 @@ describe("answers match /openapi.json", () => {
     expect((await waitSettled(long)).status).toBe("done")
     const answer = await call("GET", `/v1/jobs/${long}/insights`, 200, { key })
     expect(answer.body.insights.summary.sentences.length).toBeGreaterThan(0)
-    // The stand-in's default transcript is one short sentence: under the word bound.
+    // The stand-in's default transcript is one short sentence: a memo gets insights sized to it.
     expect((await waitSettled(slow)).status).toBe("done")
-    expect((await call("GET", `/v1/jobs/${slow}/insights`, 409, { key })).body.code).toBe("NO_SPEECH")
+    expect((await call("GET", `/v1/jobs/${slow}/insights`, 200, { key })).body.insights.summary.sentences.length).toBe(1)
+    // NO_SPEECH only when there is (next to) no speech.
+    const silent = (await call("POST", "/v1/transcribe", 202, {
+      key,
+      body: form({ name: "silence.wav", bytes: tinyWav({ silent: true }) })
+    })).body.job_id as string
+    expect((await waitSettled(silent)).status).toBe("done")
+    expect((await call("GET", `/v1/jobs/${silent}/insights`, 409, { key })).body.code).toBe("NO_SPEECH")
     await server.run(Effect.gen(function*() {
       yield* (yield* SqlClient.SqlClient)`UPDATE jobs SET locked = true WHERE id = ${long}`.pipe(Effect.orDie)
     }))

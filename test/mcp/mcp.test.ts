@@ -54,6 +54,7 @@ const failureOf = (result: CallResult) => {
 beforeAll(async () => {
   links = await Effect.runPromise(Scope.provide(scope)(startTestServer({
     "/media/talk.wav": respond(200, { "content-type": "audio/wav" }, tinyWav({ text: "Hello from a link." })),
+    "/media/silence.wav": respond(200, { "content-type": "audio/wav" }, tinyWav({ silent: true })),
     "/media/meeting.wav": respond(200, { "content-type": "audio/wav" }, tinyWav({ text: meeting }, 4))
   })))
   server = await startServer("mcp", { fetchAllow: [`127.0.0.1:${links.port}`] }, { pipeline: standIn.layer })
@@ -171,13 +172,13 @@ describe("MCP endpoint", () => {
     // Refusals carry the REST codes.
     expect(failureOf(await call(client, "create_clip", { job_id: jobId, start_s: 0, end_s: 0.4 })).code).toBe("VALIDATION_FAILED")
     expect(failureOf(await call(client, "clip_status", { clip_id: crypto.randomUUID() })).code).toBe("NOT_FOUND")
-    const short = await call(client, "submit_link", { url: `${links.origin}/media/talk.wav` })
-    const shortId = short.structuredContent!["job_id"] as string
+    const silent = await call(client, "submit_link", { url: `${links.origin}/media/silence.wav` })
+    const silentId = silent.structuredContent!["job_id"] as string
     await eventually(async () => {
-      const s = await call(client, "job_status", { job_id: shortId })
+      const s = await call(client, "job_status", { job_id: silentId })
       return s.structuredContent!["status"] === "done" ? true : undefined
-    }, "the short job to finish", 20_000)
-    expect(failureOf(await call(client, "insights", { job_id: shortId })).code).toBe("NO_SPEECH")
+    }, "the silent job to finish", 20_000)
+    expect(failureOf(await call(client, "insights", { job_id: silentId })).code).toBe("NO_SPEECH")
 
     // Another account sees none of it.
     const stranger = await connect(bob)
