@@ -75,12 +75,24 @@ const build = (): Promise<VerbatimApi> =>
     )
   )
 
+let sessionEnded: (() => void) | undefined
+
+/** Called when a call finds the session gone (expired, or signed out elsewhere): the shell asks again. */
+export const onSessionEnded = (listener: () => void) => {
+  sessionEnded = listener
+}
+
 /** Runs one call of the typed client; rejects with an `ApiError`. */
 export const call = async <A, E>(use: (api: VerbatimApi) => Effect.Effect<A, E>): Promise<A> => {
   const api = await (client ??= build())
   const exit = await Effect.runPromiseExit(use(api))
   if (exit._tag === "Success") return exit.value
-  throw toApiError(Option.getOrUndefined(Cause.findErrorOption(exit.cause)))
+  const failure = toApiError(Option.getOrUndefined(Cause.findErrorOption(exit.cause)))
+  // The website always calls as a session, so these codes mean that session has ended.
+  if ((failure.code === "INVALID_SESSION" || failure.code === "SIGN_IN_REQUIRED") && credentials.bearer !== undefined) {
+    sessionEnded?.()
+  }
+  throw failure
 }
 
 /** The message to show for anything a call threw. */

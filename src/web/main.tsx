@@ -5,6 +5,7 @@
  */
 import { render } from "preact"
 import { useEffect, useState } from "preact/hooks"
+import { onSessionEnded } from "./api.ts"
 import { ErrorNote, Busy } from "./components/Status.tsx"
 import { AdminPage } from "./pages/AdminPage.tsx"
 import { BalancePage } from "./pages/BalancePage.tsx"
@@ -108,7 +109,10 @@ const App = () => {
     setError(undefined)
     loadSession().then(setSession, setError)
   }
-  useEffect(load, [])
+  useEffect(() => {
+    load()
+    onSessionEnded(load)
+  }, [])
   useEffect(() => {
     document.title = `${titles[route.page]} · Verbatim`
   }, [route.page])

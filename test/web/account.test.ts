@@ -110,14 +110,40 @@ describe.skipIf(skip !== undefined)("website account pages", () => {
     expect(await refusal.textContent()).toMatch(/API access/i)
     expect(await refusal.getByRole("link", { name: "Open the pay link" }).getAttribute("href")).toMatch(/checkout|pricing/)
 
-    await member.page.getByRole("button", { name: "Menu" }).click()
-    await member.page.getByRole("button", { name: "Sign out", exact: true }).click()
-    await member.page.getByRole("heading", { name: "Sign in" }).waitFor()
-    const session = await member.page.evaluate(async () => (await fetch("/web/session")).json() as Promise<{ signed_in: boolean }>)
+    // Sign out ends this session only; "sign out everywhere" ends the others too, and a page
+    // whose session ended goes back to sign-in at its next call.
+    const signIn = async () => {
+      const other = await openPage(browser)
+      await other.page.goto(`${server.url}/#/signin`)
+      await other.page.getByLabel("Email").fill("guest@example.com")
+      await other.page.getByLabel("Password").fill("another long password")
+      await other.page.getByRole("button", { name: "Sign in" }).click()
+      await other.page.getByRole("navigation", { name: "Main" }).waitFor()
+      return other
+    }
+    const second = await signIn()
+    await second.page.getByRole("button", { name: "Sign out", exact: true }).click()
+    await second.page.getByRole("heading", { name: "Sign in" }).waitFor()
+    const session = await second.page.evaluate(async () => (await fetch("/web/session")).json() as Promise<{ signed_in: boolean }>)
     expect(session.signed_in).toBe(false)
-    // Chromium itself reports every non-2xx answer in the console; the only one here is the
-    // refusal the page showed. The page's own code logs nothing.
-    expect(member.problems).toEqual(["console: Failed to load resource: the server responded with a status of 402 (Payment Required)"])
+    await member.page.goto(`${server.url}/#/balance`)
+    await member.page.getByTestId("minutes-left").waitFor()
+
+    const third = await signIn()
+    await third.page.getByRole("button", { name: "Sign out everywhere" }).click()
+    await third.page.getByRole("heading", { name: "Sign in" }).waitFor()
+    await member.page.goto(`${server.url}/#/library`)
+    await member.page.getByRole("heading", { name: "Sign in" }).waitFor()
+    expect(second.problems).toEqual([])
+    expect(third.problems).toEqual([])
+    await second.context.close()
+    await third.context.close()
+    // Chromium itself reports every non-2xx answer in the console; the only ones here are the
+    // refusal the page showed and the call that found the session ended. The page logs nothing.
+    expect(member.problems).toEqual([
+      "console: Failed to load resource: the server responded with a status of 402 (Payment Required)",
+      "console: Failed to load resource: the server responded with a status of 401 (Unauthorized)"
+    ])
     await member.context.close()
   })
 })
