@@ -29,6 +29,10 @@ export class Invites extends Context.Service<Invites, {
    * email. Must run inside the sign-up's transaction (a failed sign-up leaves it unused).
    */
   use(token: string, email: string): Effect.Effect<void, SignUpRefused>
+  /** Whether `use` would accept it now (read only; for refusing early). */
+  usable(token: string, email: string): Effect.Effect<boolean>
+  /** The refusal of an invite that is unknown, used, expired or for another email. */
+  invalid(): SignUpRefused
 }>()("verbatim/people/Invites") {
   static readonly layer = Layer.effect(
     Invites,
@@ -50,20 +54,28 @@ export class Invites extends Context.Service<Invites, {
         return { token, email, expiresAt } satisfies IssuedInvite
       })
 
+      const invalid = () =>
+        new SignUpRefused({
+          error: "This invite is not valid: it is unknown, already used, expired, or for another email.",
+          code: "INVITE_INVALID"
+        })
+
+      const usable = Effect.fn("Invites.usable")(function*(token: string, email: string) {
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const rows = yield* sql`SELECT 1 FROM invites WHERE token_hash = ${sha256(token)} AND email = ${normalizeEmail(email)}
+          AND used_at IS NULL AND expires_at > ${now}`.pipe(Effect.orDie)
+        return rows.length > 0
+      })
+
       const use = Effect.fn("Invites.use")(function*(token: string, email: string) {
         const now = new Date(yield* Clock.currentTimeMillis)
         const rows = yield* sql`UPDATE invites SET used_at = ${now}
           WHERE token_hash = ${sha256(token)} AND email = ${normalizeEmail(email)} AND used_at IS NULL AND expires_at > ${now}
           RETURNING id`.pipe(Effect.orDie)
-        if (rows.length === 0) {
-          return yield* new SignUpRefused({
-            error: "This invite is not valid: it is unknown, already used, expired, or for another email.",
-            code: "INVITE_INVALID"
-          })
-        }
+        if (rows.length === 0) return yield* invalid()
       })
 
-      return Invites.of({ create, use })
+      return Invites.of({ create, use, usable, invalid })
     })
   )
 }

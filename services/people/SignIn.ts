@@ -4,9 +4,11 @@
  * Passwords). Failed attempts are counted per client address and per email in 15-minute
  * windows (`usage_counters`); at 5 failures in the current window either count refuses further
  * attempts — right or wrong — with 429 RATE_LIMITED until the window ends, before any
- * password is checked (so guessing also cannot burn the server's CPU). A success does not
- * clear the counts: five wrong guesses then a right one still lets the person in, but the
- * budget stays spent.
+ * password is checked (so guessing also cannot burn the server's CPU). Each attempt first
+ * takes one unit from both counts atomically (an upsert that stops at 5), so parallel guesses
+ * cannot all pass the check before any failure is written; a success gives its units back.
+ * A success does not clear earlier failures: five wrong guesses then a right one is refused
+ * until the window ends.
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
@@ -50,10 +52,19 @@ export class SignIn extends Context.Service<SignIn, {
         const email = normalizeEmail(input.email)
         const now = yield* Clock.currentTimeMillis
         const window = Math.floor(now / throttleWindowMs) * throttleWindowMs
-        const counted = buckets(email, input.clientAddress)
-        const [row] = yield* sql<{ failures: number | null }>`SELECT max(count)::int AS failures FROM usage_counters
-          WHERE bucket IN ${sql.in(counted)} AND window_start = ${window}::bigint`.pipe(Effect.orDie)
-        if ((row?.failures ?? 0) >= failuresAllowed) {
+        const reserve = (bucket: string) =>
+          sql`INSERT INTO usage_counters (bucket, window_start, count) VALUES (${bucket}, ${window}::bigint, 1)
+            ON CONFLICT (bucket, window_start) DO UPDATE SET count = usage_counters.count + 1
+              WHERE usage_counters.count < ${failuresAllowed}
+            RETURNING count`.pipe(Effect.orDie, Effect.map((rows) => rows.length > 0))
+        const release = (bucket: string) =>
+          sql`UPDATE usage_counters SET count = count - 1
+            WHERE bucket = ${bucket} AND window_start = ${window}::bigint AND count > 0`.pipe(Effect.orDie)
+        const [byAddress, byEmail] = buckets(email, input.clientAddress) as [string, string]
+        const addressOk = yield* reserve(byAddress)
+        const emailOk = addressOk && (yield* reserve(byEmail))
+        if (!emailOk) {
+          if (addressOk) yield* release(byAddress)
           const retryAfter = Math.max(1, Math.ceil((window + throttleWindowMs - now) / 1000))
           return yield* new RateLimited({
             error: `Too many failed sign-ins from this address or for this email; try again in ${Math.ceil(retryAfter / 60)} minutes.`,
@@ -64,13 +75,10 @@ export class SignIn extends Context.Service<SignIn, {
         const [account] = yield* sql<{ id: AccountId; password_hash: string | null; role: Role }>`SELECT id, password_hash, role
           FROM accounts WHERE email = ${email}`.pipe(Effect.orDie)
         const ok = yield* passwords.verify(input.password, account?.password_hash ?? null)
-        if (!ok || account === undefined) {
-          for (const bucket of counted) {
-            yield* sql`INSERT INTO usage_counters (bucket, window_start, count) VALUES (${bucket}, ${window}::bigint, 1)
-              ON CONFLICT (bucket, window_start) DO UPDATE SET count = usage_counters.count + 1`.pipe(Effect.orDie)
-          }
-          return yield* new BadCredentials({ error: "The email or the password is not right." })
-        }
+        // A failure keeps the units it took: they are the failure counts.
+        if (!ok || account === undefined) return yield* new BadCredentials({ error: "The email or the password is not right." })
+        yield* release(byAddress)
+        yield* release(byEmail)
         const issued = yield* sessions.create(account.id)
         return { accountId: account.id, role: account.role, issued } satisfies SignedInFresh
       })

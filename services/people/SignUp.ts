@@ -46,8 +46,22 @@ export class SignUp extends Context.Service<SignUp, {
       const invites = yield* Invites
       const sessions = yield* Sessions
 
+      const inviteRequired = () =>
+        new SignUpRefused({
+          error: "This installation has an owner; signing up needs an invite from them.",
+          code: "INVITE_REQUIRED"
+        })
+
       const signUp = Effect.fn("SignUp.signUp")(function*(input: SignUpInput) {
         const email = yield* checkEmail(input.email)
+        // Refusals that need no password come before the hash (32 MiB and ~0.1 s of CPU), so
+        // nobody can make the server hash for a sign-up that cannot succeed. The transaction
+        // below decides again under the lock.
+        const [ownerNow] = yield* sql`SELECT 1 FROM accounts WHERE role = 'owner'`.pipe(Effect.orDie)
+        if (ownerNow !== undefined) {
+          if (input.invite === undefined || input.invite === "") return yield* inviteRequired()
+          if (!(yield* invites.usable(input.invite, email))) return yield* invites.invalid()
+        }
         // The slow hash runs before the lock, so sign-ups wait on each other only for a few queries.
         const hash = yield* passwords.hash(input.password)
         const created = yield* sql.withTransaction(Effect.gen(function*() {
@@ -57,12 +71,7 @@ export class SignUp extends Context.Service<SignUp, {
             FROM accounts WHERE email = ${email} FOR UPDATE`
           const role: Role = owner === undefined ? "owner" : "member"
           if (role === "member") {
-            if (input.invite === undefined || input.invite === "") {
-              return yield* new SignUpRefused({
-                error: "This installation has an owner; signing up needs an invite from them.",
-                code: "INVITE_REQUIRED"
-              })
-            }
+            if (input.invite === undefined || input.invite === "") return yield* inviteRequired()
             yield* invites.use(input.invite, email)
           }
           if (existing !== undefined && existing.password_hash !== null) {

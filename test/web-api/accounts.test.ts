@@ -92,6 +92,26 @@ describe("sign-up", () => {
     expect(claimed.role).toBe("member")
   })
 
+  it("refuses a sign-up that cannot succeed before hashing its password", async () => {
+    const median = async (call: () => Promise<unknown>) => {
+      const times: Array<number> = []
+      for (let i = 0; i < 5; i++) {
+        const started = performance.now()
+        await call()
+        times.push(performance.now() - started)
+      }
+      return times.sort((a, b) => a - b)[2]!
+    }
+    // A sign-in costs one scrypt (a right one: wrong ones would use up this address's budget);
+    // these sign-ups must cost none.
+    const hashed = await median(() => web.signIn("owner@example.com"))
+    const noInvite = await median(() => web.call("POST", "/web/signup", { json: { email: "t@example.com", password } }))
+    const badInvite = await median(() =>
+      web.call("POST", "/web/signup", { json: { email: "t@example.com", password, invite: "inv_made_up" } }))
+    expect(noInvite).toBeLessThan(hashed / 2)
+    expect(badInvite).toBeLessThan(hashed / 2)
+  })
+
   it("answers 422 for a password shorter than 10 characters and for a bad email", async () => {
     const short = await web.call("POST", "/web/signup", { json: { email: "x@example.com", password: "short" } })
     expectCode(short, 422, "VALIDATION_FAILED")
@@ -233,6 +253,15 @@ describe("behind a proxy (VERBATIM_TRUST_PROXY)", () => {
       headers: { "X-Forwarded-For": "203.0.113.8" }
     })
     expectCode(other, 401, "BAD_CREDENTIALS")
+  })
+
+  it("counts parallel guesses: of 10 at once from one address, 5 are checked and 5 refused", async () => {
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) =>
+      proxiedWeb.call("POST", "/web/signin", {
+        json: { email: `parallel${i}@example.com`, password },
+        headers: { "X-Forwarded-For": "203.0.113.50" }
+      })))
+    expect(answers.map((a) => a.status).sort()).toEqual([401, 401, 401, 401, 401, 429, 429, 429, 429, 429])
   })
 
   it("refuses the 6th failed sign-in for one email from any address, even with the right password", async () => {
