@@ -159,6 +159,31 @@ describe("library and balance by session", () => {
     expect(credits.body.daily_allowance_minutes).toBeNull()
   })
 
+  it("takes a direct upload from the page: init, PUT and commit by session token, from the own origin", async () => {
+    const page = bearer(owner, { Origin: server.url, "Content-Type": "application/json" })
+    const bytes = tinyWav()
+    const init = await fetch(`${server.url}/v1/uploads/init`, {
+      method: "POST",
+      headers: page,
+      body: JSON.stringify({ filename: "big.wav", size_bytes: bytes.length, content_type: "audio/wav" })
+    })
+    const ticket = await init.json() as { job_id: string; upload_url: string; method: string; headers: Record<string, string>; object_key: string; options: unknown }
+    expect(init.status, JSON.stringify(ticket)).toBe(200)
+    const put = await fetch(ticket.upload_url, {
+      method: ticket.method,
+      headers: { ...bearer(owner, { Origin: server.url }), ...ticket.headers },
+      body: bytes as Uint8Array<ArrayBuffer>
+    })
+    expect(put.status).toBe(200)
+    const commit = await fetch(`${server.url}/v1/uploads/${ticket.job_id}/commit`, {
+      method: "POST",
+      headers: page,
+      body: JSON.stringify({ object_key: ticket.object_key, options: ticket.options })
+    })
+    expect(commit.status).toBe(202)
+    expect((await waitForJob(server, undefined, ticket.job_id, undefined, { headers: bearer(owner) })).status).toBe("done")
+  })
+
   it("scopes Idempotency-Key per session: a retry replays, another session or a key makes its own job", async () => {
     await web.as(owner, "POST", `/web/admin/accounts/${member.accountId}/credits`, { json: { minutes: 100 } })
     const first = await submit(bearer(member, { "Idempotency-Key": "upload-1" }))
@@ -171,7 +196,13 @@ describe("library and balance by session", () => {
     const second = await submit(bearer(otherSession, { "Idempotency-Key": "upload-1" }))
     expect(second.status).toBe(202)
     expect(second.body.job_id).not.toBe(first.body.job_id)
-    // Both are the member's: one library for every session and key of the account.
+    await web.as(owner, "POST", `/web/admin/accounts/${member.accountId}/access`)
+    const key = (await web.as(member, "POST", "/web/keys", { json: {} })).body.key as string
+    const byKey = await submit({ "X-API-Key": key, "Idempotency-Key": "upload-1" })
+    expect(byKey.status).toBe(202)
+    expect(new Set([first.body.job_id, second.body.job_id, byKey.body.job_id]).size).toBe(3)
+    // All are the member's: one library for every session and key of the account.
     expect((await web.call("GET", `/v1/jobs/${first.body.job_id}`, { headers: bearer(otherSession) })).status).toBe(200)
+    expect((await web.call("GET", `/v1/jobs/${byKey.body.job_id}`, { headers: bearer(member) })).status).toBe(200)
   })
 })
