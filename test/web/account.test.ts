@@ -5,7 +5,9 @@
  * Admin page; an invited person signs up from the invite link as a member (no Admin); sign out
  * ends the session.
  */
+import { Effect } from "effect"
 import type { Browser } from "playwright-core"
+import { Accounts } from "../../services/Accounts.ts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startServer, type TestServer } from "../support/server.ts"
 import { makeStandIn } from "../support/standInPipeline.ts"
@@ -81,6 +83,30 @@ describe.skipIf(skip !== undefined)("website account pages", () => {
     await admin.close()
 
     await expect.poll(() => page.getByTestId("checkout-status").textContent(), { timeout: 15_000 }).toBe("paid")
+    expect(owner.problems).toEqual([])
+  })
+
+  it("lets the owner create an account, grant API access, change its plan and add credit", async () => {
+    const { page } = owner
+    await page.goto(`${server.url}/#/admin`)
+    await page.getByLabel("Email").nth(1).fill("script@example.com")
+    await page.getByRole("button", { name: "Create", exact: true }).click()
+    await page.getByText("Account created.").waitFor()
+    const account = page.locator("li.account", { hasText: "script@example.com" })
+    expect(await account.textContent()).toContain("no API access")
+    await account.getByRole("button", { name: "Grant API access" }).click()
+    await expect.poll(() => account.textContent()).toContain("· API access")
+    await account.getByLabel("Plan").selectOption("workspace")
+    await account.getByRole("button", { name: "Save plan" }).click()
+    await page.getByText("Plan changed.").waitFor()
+    await account.getByLabel("Minutes").fill("120")
+    await account.getByRole("button", { name: "Add credit" }).click()
+    await page.getByText(/^Balance now 120 min/).waitFor()
+    await expect.poll(() => account.textContent()).toContain("120 min")
+    const stored = await server.run(Effect.gen(function*() {
+      return yield* (yield* Accounts).resolve("script@example.com")
+    }))
+    expect(stored).toMatchObject({ plan: "workspace", api_access: true })
     expect(owner.problems).toEqual([])
   })
 

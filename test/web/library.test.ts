@@ -76,6 +76,27 @@ describe.skipIf(skip !== undefined)("website library", () => {
     expect(owner.problems).toEqual([])
   })
 
+  it("takes files dropped on the drop zone, and filters the list by status", async () => {
+    const { page } = owner
+    // A real drop event carrying a File, as a file manager's drag would deliver it.
+    const bytes = [...readFileSync(path.join(mediaDir, "a03_espeak_library.wav"))]
+    const transfer = await page.evaluateHandle((content) => {
+      const data = new DataTransfer()
+      data.items.add(new File([new Uint8Array(content)], "dropped.wav", { type: "audio/wav" }))
+      return data
+    }, bytes)
+    await page.dispatchEvent(".drop", "drop", { dataTransfer: transfer })
+    await row(page, "dropped.wav").locator(".status-done").waitFor({ timeout: 60_000 })
+
+    await page.getByLabel("Status").selectOption("failed")
+    await page.getByText("No failed recordings.").waitFor()
+    expect(await page.locator("li.job").count()).toBe(0)
+    await page.getByLabel("Status").selectOption("done")
+    await expect.poll(() => page.locator("li.job").count()).toBe(3)
+    await page.getByLabel("Status").selectOption("all")
+    expect(owner.problems).toEqual([])
+  })
+
   it("deletes with undo, and restores from Recently deleted", async () => {
     const { page } = owner
     await page.getByRole("button", { name: "Delete a02_kal_weather.wav" }).click()
