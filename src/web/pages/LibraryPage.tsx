@@ -72,7 +72,10 @@ const Jobs = ({ refresh }: { readonly refresh: number }) => {
   const active = list.data?.jobs.some((job) => job.status === "queued" || job.status === "processing") ?? false
   useEffect(() => {
     if (!active) return
-    const timer = setInterval(() => void list.reload(), 3000)
+    // Every 3 seconds (the API's advice for polling), and not while the tab is hidden.
+    const timer = setInterval(() => {
+      if (!document.hidden) void list.reload()
+    }, 3000)
     return () => clearInterval(timer)
   }, [active, list.reload])
   useEffect(() => {
