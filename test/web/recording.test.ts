@@ -165,8 +165,11 @@ describe.skipIf(skip !== undefined)("website recording pages", () => {
     await expect.poll(() => page.getByTestId("clip-end").textContent()).not.toBe("0:15.0")
     // Nudging moves the start to the next word and back.
     const before = await page.getByTestId("clip-start").textContent()
+    const said = (await page.getByTestId("clip-text").textContent())!
     await page.getByRole("button", { name: "Start one word later" }).click()
     expect(await page.getByTestId("clip-start").textContent()).not.toBe(before)
+    // The clip now says one word less at its start.
+    expect(await page.getByTestId("clip-text").textContent()).toBe(said.replace(/^“\S+ /, "“"))
     await page.getByRole("button", { name: "Start one word earlier" }).click()
     expect(await page.getByTestId("clip-start").textContent()).toBe(before)
     await page.getByLabel("Captions").selectOption("line")

@@ -36,25 +36,20 @@ const styles: ReadonlyArray<{ readonly value: Style; readonly label: string }> =
 interface Boundaries {
   readonly starts: ReadonlyArray<number>
   readonly ends: ReadonlyArray<number>
+  /** Words (or phrases without per-word times) with their times, to show what the clip says. */
+  readonly spoken: ReadonlyArray<{ readonly start: number; readonly end: number; readonly text: string }>
 }
 
 /** Where a clip may start and end: word starts and ends, or phrase edges without per-word times. */
 const boundariesOf = (transcript: Transcript | undefined): Boundaries => {
-  const starts: Array<number> = []
-  const ends: Array<number> = []
+  const spoken: Array<{ readonly start: number; readonly end: number; readonly text: string }> = []
   for (const segment of transcript?.segments ?? []) {
     const words = segment.words ?? []
-    if (words.length === 0) {
-      starts.push(segment.start)
-      ends.push(segment.end)
-    }
-    for (const word of words) {
-      starts.push(word.start)
-      ends.push(word.end)
-    }
+    if (words.length === 0) spoken.push(segment)
+    for (const word of words) spoken.push(word)
   }
   const sorted = (values: Array<number>) => [...new Set(values)].sort((a, b) => a - b)
-  return { starts: sorted(starts), ends: sorted(ends) }
+  return { starts: sorted(spoken.map((item) => item.start)), ends: sorted(spoken.map((item) => item.end)), spoken }
 }
 
 const previous = (values: ReadonlyArray<number>, at: number) => [...values].reverse().find((value) => value < at - 0.005)
@@ -145,7 +140,7 @@ export const ClipsPage = ({ jobId }: { readonly jobId: string }) => {
   const media = useRef<HTMLMediaElement | null>(null)
   const stopAt = useRef<number | undefined>(undefined)
   const job = useLoad(() => call((api) => api.jobs.get({ params: { job_id: jobId }, headers: {} })) as Promise<JobView>, [jobId])
-  const [bounds, setBounds] = useState<Boundaries>({ starts: [], ends: [] })
+  const [bounds, setBounds] = useState<Boundaries>({ starts: [], ends: [], spoken: [] })
   const [start, setStart] = useState(0)
   const [end, setEnd] = useState(15)
   const [style, setStyle] = useState<Style>("karaoke")
@@ -213,6 +208,7 @@ export const ClipsPage = ({ jobId }: { readonly jobId: string }) => {
     }
   }
   const length = end - start
+  const said = bounds.spoken.filter((item) => item.start >= start - 0.005 && item.end <= end + 0.005).map((item) => item.text).join(" ")
 
   return (
     <>
@@ -251,6 +247,7 @@ export const ClipsPage = ({ jobId }: { readonly jobId: string }) => {
                   </div>
                 </fieldset>
               </div>
+              {said !== "" && <p class="clip-text" data-testid="clip-text">“{said}”</p>}
               <p class={length < 1 || length > 180 ? "error" : "hint"}>
                 {length.toFixed(1)} seconds{length < 1 || length > 180 ? " — a clip lasts 1 to 180 seconds." : ""}
               </p>
