@@ -106,6 +106,12 @@ describe("/openapi.json is a valid OpenAPI 3.1 document", () => {
     const validate = ajv.compile(oasSchema())
     const valid = validate(spec)
     expect(valid, ajv.errorsText(validate.errors, { separator: "\n" })).toBe(true)
+    // Search highlights, `[start, end)` pairs: two integers, as a same-length array (not a tuple).
+    const hit = spec["paths"]["/v1/library/search"]["post"]["responses"]["200"]["content"]["application/json"]["schema"]
+    const pair = (hit["$ref"] === undefined ? hit : spec["components"]["schemas"][hit["$ref"].split("/").pop()])["properties"]["hits"]["items"]
+    const highlights = (pair["$ref"] === undefined ? pair : spec["components"]["schemas"][pair["$ref"].split("/").pop()])["properties"]["highlights"]
+    expect(highlights["items"]).toMatchObject({ type: "array", minItems: 2, maxItems: 2, items: { type: "integer" } })
+    expect(highlights["items"]["prefixItems"]).toBeUndefined()
     // The check can fail: a tuple-valued schema (the old `highlights` shape) is refused.
     const broken = structuredClone(spec)
     broken["paths"]["/healthz"]["get"]["responses"]["200"]["content"]["application/json"]["schema"] = [{ type: "integer" }, { type: "integer" }]

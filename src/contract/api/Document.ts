@@ -10,7 +10,10 @@
  * - the routes served beside the HttpApi (PlainRoutes.ts), and their Bearer security scheme;
  * - one entry per tag (each group adds its tag again; OpenAPI wants tag names unique);
  * - the key optional where a keyless client may call (`AllowGuest`): OpenAPI's empty security
- *   requirement `{}` beside the key's.
+ *   requirement `{}` beside the key's;
+ * - a fixed-length tuple whose members share one schema (a `[start, end)` pair) written as
+ *   `items` with `minItems` = `maxItems`: the same set of values, and tools that rewrite
+ *   `prefixItems` into draft-04 tuples (Schemathesis) then refuse the document.
  */
 import { Schema } from "effect"
 import { OpenApi } from "effect/http-api"
@@ -120,6 +123,23 @@ const guestOperations = (api: ApiGroups) =>
       .map(([name]) => `${group.identifier}.${name}`)
   ))
 
+/** Rewrites, in place and at any depth, each tuple of identical members as a same-length array. */
+const uniformTuples = (value: unknown): void => {
+  if (Array.isArray(value)) return value.forEach(uniformTuples)
+  if (value === null || typeof value !== "object") return
+  const schema = value as Json
+  const members: unknown = schema["prefixItems"]
+  if (
+    Array.isArray(members) && members.length > 0 && schema["items"] === undefined &&
+    schema["minItems"] === members.length && schema["maxItems"] === members.length &&
+    members.every((member) => JSON.stringify(member) === JSON.stringify(members[0]))
+  ) {
+    delete schema["prefixItems"]
+    schema["items"] = members[0]
+  }
+  for (const inner of Object.values(schema)) uniformTuples(inner)
+}
+
 /** API annotation applying the rules above to the whole generated document of `api`'s groups. */
 export const truthfulDocument = (api: ApiGroups) => OpenApi.annotations({
   transform: (spec) => {
@@ -163,6 +183,8 @@ export const truthfulDocument = (api: ApiGroups) => OpenApi.annotations({
       }
     }
     spec["tags"] = uniqueTags(tags)
+    uniformTuples(spec["paths"])
+    uniformTuples(spec["components"])
     return spec
   }
 })
