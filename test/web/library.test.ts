@@ -10,7 +10,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { mediaDir } from "../support/paths.ts"
 import { startServer, type TestServer } from "../support/server.ts"
-import { makeStandIn } from "../support/standInPipeline.ts"
+import { makeStandIn, tinyWav } from "../support/standInPipeline.ts"
 import { browserSkipReason, launchBrowser, openPage, signUpThroughForm, type WatchedPage } from "./support.ts"
 
 const skip = browserSkipReason()
@@ -48,9 +48,10 @@ describe.skipIf(skip !== undefined)("website library", () => {
   let server: TestServer
   let browser: Browser
   let owner: WatchedPage
+  const standIn = makeStandIn({ delayMs: 200, steps: 2 })
 
   beforeAll(async () => {
-    server = await startServer("web-library", {}, { pipeline: makeStandIn({ delayMs: 200, steps: 2 }).layer })
+    server = await startServer("web-library", { workers: 1 }, { pipeline: standIn.layer })
     browser = await launchBrowser()
     owner = await openPage(browser)
     await signUpThroughForm(owner.page, server.url, "owner@example.com")
@@ -76,6 +77,25 @@ describe.skipIf(skip !== undefined)("website library", () => {
     expect(owner.problems).toEqual([])
   })
 
+  it("shows the running job's progress and the queued ones' places, until they are done", async () => {
+    const { page } = owner
+    standIn.defaults.delayMs = 4000
+    standIn.defaults.steps = 8
+    try {
+      const names = ["slow-1.wav", "slow-2.wav", "slow-3.wav"]
+      await page.getByTestId("file-input").setInputFiles(
+        names.map((name) => ({ name, mimeType: "audio/wav", buffer: Buffer.from(tinyWav()) }))
+      )
+      await page.locator("li.job .status-processing progress").first().waitFor({ timeout: 30_000 })
+      await page.locator("li.job .status-queued", { hasText: /\d+ ahead/ }).first().waitFor({ timeout: 30_000 })
+      for (const name of names) await row(page, name).locator(".status-done").waitFor({ timeout: 60_000 })
+    } finally {
+      standIn.defaults.delayMs = 200
+      standIn.defaults.steps = 2
+    }
+    expect(owner.problems).toEqual([])
+  })
+
   it("takes files dropped on the drop zone, and filters the list by status", async () => {
     const { page } = owner
     // A real drop event carrying a File, as a file manager's drag would deliver it.
@@ -92,7 +112,7 @@ describe.skipIf(skip !== undefined)("website library", () => {
     await page.getByText("No failed recordings.").waitFor()
     expect(await page.locator("li.job").count()).toBe(0)
     await page.getByLabel("Status").selectOption("done")
-    await expect.poll(() => page.locator("li.job").count()).toBe(3)
+    await expect.poll(() => page.locator("li.job").count()).toBe(6)
     await page.getByLabel("Status").selectOption("all")
     expect(owner.problems).toEqual([])
   })
