@@ -201,6 +201,35 @@ describe.skipIf(skip !== undefined)("website recording pages", () => {
     expect(owner.problems).toEqual([])
   }, 60_000)
 
+  it("shows progress until a video is transcribed, then plays it in a <video> usable from the keyboard", async () => {
+    const { page } = owner
+    await page.goto(`${server.url}/#/library`)
+    // Two files on one worker: the video waits or runs for several seconds after it is listed.
+    await page.getByTestId("file-input").setInputFiles(["a02_kal_weather.wav", "f05_podcast_video.mp4"].map((name) => path.join(mediaDir, name)))
+    const row = page.locator("li.job", { hasText: "f05_podcast_video.mp4" })
+    await row.waitFor()
+    await row.getByRole("link").click()
+    await page.getByRole("heading", { name: /^(Waiting to be transcribed|Transcribing)$/ }).waitFor()
+    expect(await page.locator("[role=status] progress").count()).toBe(1)
+    // The page follows the job by itself until the transcript is there.
+    await page.getByRole("heading", { name: "Transcript", exact: true }).waitFor({ timeout: 120_000 })
+    const video = page.locator("video.player-video")
+    await video.waitFor()
+    await expect.poll(() => video.evaluate((element) => (element as HTMLVideoElement).videoWidth)).toBeGreaterThan(0)
+    expect(await page.locator("audio.player").count()).toBe(0)
+    // Keyboard: a line's time takes the focus and Enter plays from it.
+    await video.evaluate((element) => {
+      const media = element as HTMLVideoElement
+      media.currentTime = 5
+    })
+    await expect.poll(() => mediaTime(page, "video.player-video")).toBeGreaterThan(4)
+    await page.locator("li.line button.time").first().focus()
+    await page.keyboard.press("Enter")
+    await expect.poll(() => mediaTime(page, "video.player-video")).toBeLessThan(2)
+    await video.evaluate((element) => (element as HTMLVideoElement).pause())
+    expect(owner.problems).toEqual([])
+  }, 180_000)
+
   it("shows a locked transcript's preview and its pay link", async () => {
     await server.run(Effect.gen(function*() {
       yield* (yield* SqlClient.SqlClient)`UPDATE jobs SET locked = true WHERE id = ${jobId}`.pipe(Effect.orDie)
