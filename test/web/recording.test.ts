@@ -100,9 +100,15 @@ describe.skipIf(skip !== undefined)("website recording pages", () => {
   it("corrects a line, and the VTT download carries the correction", async () => {
     const { page } = owner
     await page.getByRole("button", { name: /^Edit the line at 0:00/ }).click()
-    await page.getByLabel(/^Text of the line at 0:00/).fill("Good morning, dear colleagues.")
+    const markup = "<img src=x onerror=window.__pwned=1>"
+    await page.getByLabel(/^Text of the line at 0:00/).fill(`Good morning, dear colleagues. ${markup}`)
     await page.getByRole("button", { name: "Save", exact: true }).click()
-    await page.locator("li.line", { hasText: "Good morning, dear colleagues." }).waitFor()
+    const line = page.locator("li.line", { hasText: "Good morning, dear colleagues." })
+    await line.waitFor()
+    // Text stays text: shown as typed, never parsed or run.
+    expect(await line.locator(".text").textContent()).toBe(`Good morning, dear colleagues. ${markup}`)
+    expect(await page.locator(".transcript img").count()).toBe(0)
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined()
     const vtt = await download(page, "Web subtitles (.vtt)")
     expect(vtt).toMatch(/^WEBVTT/)
     expect(vtt).toContain("Good morning, dear colleagues.")
