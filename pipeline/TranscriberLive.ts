@@ -10,7 +10,7 @@ import { StageClock } from "./StageClock.ts"
 import { segmentPhrases } from "./SegmentPhrases.ts"
 import type { Segment, Transcript } from "../src/contract/domain/Transcript.ts"
 import { MediaDecoder, SAMPLE_RATE } from "./media/MediaDecoder.ts"
-import { NoAudioInFile, Transcriber, TranscriptionFailed } from "./Transcriber.ts"
+import { NoAudioInFile, Transcriber, type TranscribeRequest, TranscriptionFailed } from "./Transcriber.ts"
 import { type PackedWindow, packStream, toSourceTime } from "./vad/WindowPacker.ts"
 import type { VadSummary } from "./vad/VoiceActivity.ts"
 import { VoiceActivity } from "./vad/VoiceActivity.ts"
@@ -54,7 +54,7 @@ export const TranscriberLive = (options: TranscriberOptions) =>
       const batchSize = options.batchSize ?? 4
 
       const transcribe = Effect.fn("Transcriber.transcribe")(function*(
-        request: { readonly path: string; readonly language: string; readonly wordTimestamps: boolean; readonly maxSeconds?: number | undefined },
+        request: TranscribeRequest,
         onProgress: (progress: number, facts: { readonly durationSeconds?: number }) => Effect.Effect<void>
       ) {
         const probe = yield* decoder.probe(request.path)
@@ -100,6 +100,8 @@ export const TranscriberLive = (options: TranscriberOptions) =>
             language,
             wordTimestamps: request.wordTimestamps,
             batchSize,
+            ...(request.prompt === undefined ? {} : { prompt: request.prompt }),
+            ...(request.task === undefined ? {} : { task: request.task }),
             ...(options.encoder === undefined ? {} : { encoder: options.encoder }),
             ...(options.beamSize === undefined ? {} : { beamSize: options.beamSize }),
             ...(options.conditionOnPreviousText === undefined ? {} : { conditionOnPreviousText: options.conditionOnPreviousText }),
@@ -107,7 +109,7 @@ export const TranscriberLive = (options: TranscriberOptions) =>
           }).pipe(Effect.mapError((error) =>
             new TranscriptionFailed({
               reason: `speech recognition failed: ${error._tag}`,
-              kind: error._tag === "UnsupportedLanguageError" ? "language" : "engine"
+              kind: error._tag === "UnsupportedLanguageError" || error._tag === "UnsupportedTaskError" ? "language" : "engine"
             })
           ))
           StageClock.add("recognition (whisper, all)", performance.now() - started)
@@ -124,7 +126,12 @@ export const TranscriberLive = (options: TranscriberOptions) =>
               const end = Math.max(start, round2(toSourceTime(packed, segment.end)))
               const words = segment.words?.map((word) => {
                 const ws = Math.min(Math.max(round2(toSourceTime(packed, word.start)), start), end)
-                return { start: ws, end: Math.min(Math.max(ws, round2(toSourceTime(packed, word.end))), end), text: word.text }
+                return {
+                  start: ws,
+                  end: Math.min(Math.max(ws, round2(toSourceTime(packed, word.end))), end),
+                  text: word.text,
+                  ...(word.probability === undefined ? {} : { confidence: Math.round(word.probability * 1000) / 1000 })
+                }
               })
               segments.push({
                 start,

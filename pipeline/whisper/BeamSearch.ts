@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { type OnnxRunError, type OnnxSession, type OrtTensor, Tensor } from "../onnx/OnnxRuntime.ts"
 import { StageClock } from "../StageClock.ts"
-import { type DecodeRequest, type DecodeResult, type DecoderDims, firstStepFeeds, takeRows } from "./Decoder.ts"
+import { type DecodeRequest, type DecodeResult, type DecoderDims, firstStepFeeds, takeRows, textTokenProbability } from "./Decoder.ts"
 import { applyLogitRules, type LogitRulesConfig, logSumExp, repetitionPeriod } from "./LogitRules.ts"
 
 /**
@@ -50,6 +50,8 @@ interface AlignNode {
 
 interface Hypothesis {
   readonly tokens: Array<number>
+  /** Per token, as `DecodeResult.tokenProbs` (only when collecting alignment). */
+  readonly probs: Array<number>
   readonly sumLogprob: number
   readonly looped: number
   readonly align: AlignNode | undefined
@@ -120,7 +122,7 @@ export const decodeBeam = Effect.fnUntraced(function*(
   let noSpeechProb = 0
   let past = 0
 
-  let live: Array<Hypothesis> = [{ tokens: [], sumLogprob: 0, looped: 0, align: undefined }]
+  let live: Array<Hypothesis> = [{ tokens: [], probs: [], sumLogprob: 0, looped: 0, align: undefined }]
   const finished: Array<Hypothesis> = []
 
   for (let step = 0;; step++) {
@@ -153,7 +155,7 @@ export const decodeBeam = Effect.fnUntraced(function*(
     }
 
     // Candidates: top beamSize + 1 of every live hypothesis, scored by cumulative log-probability.
-    const candidates: Array<{ readonly score: number; readonly token: number; readonly parent: number }> = []
+    const candidates: Array<{ readonly score: number; readonly token: number; readonly parent: number; readonly prob: number }> = []
     for (let b = 0; b < live.length; b++) {
       const h = live[b]!
       const base = (b * seq + seq - 1) * V
@@ -161,7 +163,12 @@ export const decodeBeam = Effect.fnUntraced(function*(
       const row = logits.subarray(base, base + V)
       applyLogitRules(row, h.tokens, rules)
       const lse = logSumExp(row)
-      for (const token of topK(row, beamSize + 1)) candidates.push({ score: h.sumLogprob + (row[token]! - lse), token, parent: b })
+      // The text-vocabulary normaliser once per row, not per candidate.
+      const textLse = collect ? logSumExp(row.subarray(0, rules.eot)) : 0
+      for (const token of topK(row, beamSize + 1)) {
+        const prob = collect ? textTokenProbability(row, token, rules.eot, textLse) : NaN
+        candidates.push({ score: h.sumLogprob + (row[token]! - lse), token, parent: b, prob })
+      }
     }
     candidates.sort((a, b) => b.score - a.score)
 
@@ -175,16 +182,17 @@ export const decodeBeam = Effect.fnUntraced(function*(
     for (const c of candidates) {
       const parent = live[c.parent]!
       if (c.token === rules.eot) {
-        newlyFinished.push({ tokens: parent.tokens, sumLogprob: c.score, looped: 0, align: chainOf(c.parent) })
+        newlyFinished.push({ tokens: parent.tokens, probs: parent.probs, sumLogprob: c.score, looped: 0, align: chainOf(c.parent) })
         continue
       }
       const tokens = [...parent.tokens, c.token]
+      const probs = collect ? [...parent.probs, c.prob] : parent.probs
       const period = repetitionPeriod(tokens)
       if (period > 0) {
-        newlyFinished.push({ tokens, sumLogprob: c.score, looped: period, align: chainOf(c.parent) })
+        newlyFinished.push({ tokens, probs, sumLogprob: c.score, looped: period, align: chainOf(c.parent) })
         continue
       }
-      next.push({ tokens, sumLogprob: c.score, looped: 0, align: chainOf(c.parent) })
+      next.push({ tokens, probs, sumLogprob: c.score, looped: 0, align: chainOf(c.parent) })
       parents.push(c.parent)
       if (next.length === beamSize) break
     }
@@ -225,7 +233,7 @@ export const decodeBeam = Effect.fnUntraced(function*(
   // Nothing at all only when every logit was −∞: an empty pass, as unlikely as it is useless.
   const best = finished.reduce(
     (a, b) => (score(b) > score(a) ? b : a),
-    finished[0] ?? { tokens: [], sumLogprob: -Infinity, looped: 0, align: undefined }
+    finished[0] ?? { tokens: [], probs: [], sumLogprob: -Infinity, looped: 0, align: undefined }
   )
 
   const alignment: Array<Float32Array> = []
@@ -241,6 +249,7 @@ export const decodeBeam = Effect.fnUntraced(function*(
     avgLogprob: best.sumLogprob / (best.tokens.length + 1),
     noSpeechProb,
     looped: best.looped,
-    alignment
+    alignment,
+    tokenProbs: collect ? best.probs : []
   }
 })

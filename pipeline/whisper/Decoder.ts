@@ -45,6 +45,12 @@ export interface DecodeResult {
   /** Repetition loop detected; tokens end inside the loop. */
   readonly looped: number
   /**
+   * With `collectAlignment` (word timestamps): per generated token (same indices as `tokens`), its
+   * probability among the text tokens at the step that chose it — see `textTokenProbability`.
+   * NaN for timestamp tokens; empty when not collected.
+   */
+  readonly tokenProbs: Array<number>
+  /**
    * When collected: the alignment heads' cross-attention over the 1500 encoder frames for
    * every input position from `<|startoftranscript|>` on (a previous-text prompt before it is
    * not aligned to this audio), [nHeads * 1500] each — prompt positions first, so with
@@ -64,7 +70,20 @@ interface Live {
   noSpeechProb: number
   looped: number
   readonly alignment: Array<Float32Array>
+  readonly tokenProbs: Array<number>
   done: boolean
+}
+
+/**
+ * The probability of `token` in a softmax over the text vocabulary (ids below `eot`) of a logits
+ * row after the logit rules, at temperature 1 whatever the pass's temperature: the word confidence
+ * source. Restricting to text tokens (as OpenAI's word-timing code does) keeps timestamp tokens'
+ * mass out of it; NaN for a token that is not text.
+ */
+export const textTokenProbability = (row: Float32Array, token: number, eot: number, lse = logSumExp(row.subarray(0, eot))): number => {
+  if (token >= eot) return NaN
+  const p = Math.exp(row[token]! - lse)
+  return Number.isFinite(p) ? Math.min(1, Math.max(0, p)) : 0
 }
 
 /** Rows `rows` of a row-major buffer, in that order (batch compaction, beam reordering). */
@@ -164,6 +183,7 @@ export const decodeBatch = Effect.fnUntraced(function*(
     noSpeechProb: 0,
     looped: 0,
     alignment: [],
+    tokenProbs: [],
     done: false
   }))
   let rows = live.slice() // batch row → live entry
@@ -222,6 +242,7 @@ export const decodeBatch = Effect.fnUntraced(function*(
         s.done = true
       } else {
         s.tokens.push(token)
+        if (req.collectAlignment) s.tokenProbs.push(textTokenProbability(row, token, rules.eot))
         const period = repetitionPeriod(s.tokens)
         if (period > 0) {
           s.looped = period
@@ -263,7 +284,8 @@ export const decodeBatch = Effect.fnUntraced(function*(
     avgLogprob: s.sumLogprob / (s.tokens.length + 1),
     noSpeechProb: s.noSpeechProb,
     looped: s.looped,
-    alignment: s.alignment
+    alignment: s.alignment,
+    tokenProbs: s.tokenProbs
   }))
 })
 

@@ -33,7 +33,19 @@ export interface TranscribeOptions {
   /** "auto" (detect on the first window; English-only models answer "en") or an ISO-639-1 code. */
   readonly language: string
   readonly wordTimestamps: boolean
-  readonly task?: "transcribe"
+  /**
+   * `transcribe` (default) or `translate`: Whisper's `<|translate|>` task token, English text
+   * from speech in any language (multilingual models only; an English-only model refuses it).
+   */
+  readonly task?: "transcribe" | "translate"
+  /**
+   * The user's prompt (faster-whisper's `initial_prompt`): names, terms and spelling the
+   * recording uses. Encoded as `" " + prompt.trim()`, its last `MAX_PROMPT_TOKENS` tokens go
+   * after `<|startofprev|>` before every pass that has no previous text of its own: every pass
+   * when not conditioning on previous text (so every window of a batch gets the same prompt),
+   * else the first pass and each pass after a reset.
+   */
+  readonly prompt?: string
   /** Encoder weights: "fp32" (default) or "q8" (faster, base only recommended). */
   readonly encoder?: "fp32" | "q8"
   /** Windows decoded together (default from the layer, 4). */
@@ -69,6 +81,11 @@ export interface Word {
   readonly start: number
   readonly end: number
   readonly text: string
+  /**
+   * 0..1: the mean of the word's tokens' probabilities (softmax over the text vocabulary at the
+   * step that chose each token, `textTokenProbability`), as faster-whisper's word `probability`.
+   */
+  readonly probability?: number
 }
 
 export interface Segment {
@@ -102,6 +119,15 @@ export interface DecodeLogMelOptions {
   readonly encoder?: "fp32" | "q8"
 }
 
+/** Translation needs a multilingual model: an English-only one has no `<|translate|>` training. */
+export class UnsupportedTaskError extends Schema.TaggedError<UnsupportedTaskError>()("UnsupportedTaskError", {
+  model: Schema.String,
+  task: Schema.String
+}) {}
+
+/** The longest prompt, in tokens (OpenAI's limit for `prompt`; half the decoder context). */
+export const MAX_PROMPT_TOKENS = 224
+
 export class UnsupportedLanguageError extends Schema.TaggedError<UnsupportedLanguageError>()("UnsupportedLanguageError", {
   model: Schema.String,
   language: Schema.String
@@ -109,6 +135,7 @@ export class UnsupportedLanguageError extends Schema.TaggedError<UnsupportedLang
 
 export type WhisperError =
   | UnsupportedLanguageError
+  | UnsupportedTaskError
   | ModelResolveError
   | WhisperModelFileError
   | OnnxLoadError
@@ -153,6 +180,12 @@ const hasSound = (samples: Float32Array): boolean => {
     if (e / frame > 1e-4 && ++loud * frame >= 0.5 * SAMPLE_RATE) return true
   }
   return false
+}
+
+/** Mean probability of the tokens at `indices` (NaN ones skipped); undefined when none is known. */
+const wordProbability = (probs: ReadonlyArray<number>, indices: ReadonlyArray<number>): number | undefined => {
+  const known = indices.map((k) => probs[k]).filter((p): p is number => p !== undefined && Number.isFinite(p))
+  return known.length === 0 ? undefined : known.reduce((a, b) => a + b, 0) / known.length
 }
 
 export const compressionRatio = (text: string): number => {
@@ -240,9 +273,14 @@ export class Whisper extends Context.Service<Whisper, {
           return hidden
         })
 
-        const promptFor = (info: WhisperModelInfo, languageId: number | undefined, withTimestamps: boolean) => {
+        const promptFor = (
+          info: WhisperModelInfo,
+          languageId: number | undefined,
+          withTimestamps: boolean,
+          task: "transcribe" | "translate" = "transcribe"
+        ) => {
           const sp = info.tokenizer.special
-          const prompt = info.multilingual ? [sp.sot, languageId!, sp.transcribe] : [sp.sot]
+          const prompt = info.multilingual ? [sp.sot, languageId!, task === "translate" ? sp.translate : sp.transcribe] : [sp.sot]
           if (!withTimestamps) prompt.push(sp.noTimestamps)
           return prompt
         }
@@ -311,9 +349,17 @@ export class Whisper extends Context.Service<Whisper, {
           const sequential = beamSize > 1 || batchSize === 1
           const condition = sequential && (opts.conditionOnPreviousText ?? defaultCondition)
           const maxPrevious = Math.floor(info.maxLength / 2) - 1
+          const task = opts.task ?? "transcribe"
+          if (task === "translate" && !info.multilingual) return yield* new UnsupportedTaskError({ model: info.name, task })
+          const userPrompt = opts.prompt === undefined || opts.prompt.trim() === ""
+            ? []
+            : info.tokenizer.encode(" " + opts.prompt.trim()).slice(-MAX_PROMPT_TOKENS)
           // Previous text since the last reset: each segment as <|start|> text <|end|>, times
-          // relative to its own pass (what the model itself wrote).
-          let context: Array<number> = condition ? [...(opts.previousTokens ?? [])] : []
+          // relative to its own pass (what the model itself wrote). It starts from the user's
+          // prompt, and a reset goes back to it.
+          let context: Array<number> = condition
+            ? (opts.previousTokens !== undefined && opts.previousTokens.length > 0 ? [...opts.previousTokens] : [...userPrompt])
+            : []
           const timestampToken = (seconds: number) => tb + Math.min(1500, Math.max(0, Math.round(seconds / SECONDS_PER_TIMESTAMP)))
 
           const segmentsOf: Array<Array<Segment>> = windows.map(() => [])
@@ -351,9 +397,10 @@ export class Whisper extends Context.Service<Whisper, {
               language = code
               langId = id
             }
-            const basePrompt = promptFor(info, langId, true)
-            const prompt = condition && context.length > 0
-              ? [info.tokenizer.special.sotPrev, ...context.slice(-maxPrevious), ...basePrompt]
+            const basePrompt = promptFor(info, langId, true, task)
+            const previousText = condition ? context.slice(-Math.max(maxPrevious, userPrompt.length)) : userPrompt
+            const prompt = previousText.length > 0
+              ? [info.tokenizer.special.sotPrev, ...previousText, ...basePrompt]
               : basePrompt
             const sotIndex = prompt.length - basePrompt.length
 
@@ -455,7 +502,8 @@ export class Whisper extends Context.Service<Whisper, {
                 return groupWords(segText.map((k) => tokens[k]!), info.tokenizer.decode).map((w) => ({
                   start: offset + timeOfRow(P - 1 + segText[w.from]!),
                   end: offset + timeOfRow(P + segText[w.to - 1]!),
-                  text: w.text.trim()
+                  text: w.text.trim(),
+                  probability: wordProbability(r.tokenProbs, segText.slice(w.from, w.to))
                 }))
               })
               tidyWordDurations(passWords.flatMap((w) => w ?? []))
@@ -466,7 +514,12 @@ export class Whisper extends Context.Service<Whisper, {
                 const segTokens = tokens.slice(s.from, s.to).filter((t) => t < tb)
                 const words: Array<Word> | undefined = passWords[si]?.map((w) => {
                   const ws = Math.min(Math.max(w.start, start), end)
-                  return { start: ws, end: Math.min(Math.max(w.end, ws), end), text: w.text }
+                  return {
+                    start: ws,
+                    end: Math.min(Math.max(w.end, ws), end),
+                    text: w.text,
+                    ...(w.probability === undefined ? {} : { probability: w.probability })
+                  }
                 })
                 segmentsOf[pass.window]!.push({
                   start,
@@ -482,7 +535,7 @@ export class Whisper extends Context.Service<Whisper, {
               }
               if (condition) {
                 if (chosen.temperature > PROMPT_RESET_TEMPERATURE) {
-                  context = []
+                  context = [...userPrompt]
                 } else {
                   for (const s of split.segments) {
                     context.push(timestampToken(s.start), ...tokens.slice(s.from, s.to).filter((t) => t < tb), timestampToken(s.end))

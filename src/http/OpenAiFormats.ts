@@ -15,7 +15,7 @@ const round = (seconds: number) => Math.round(seconds * 1000) / 1000
 /**
  * `verbose_json`: segments always (times in seconds; Verbatim does not expose token ids or
  * decoder statistics, so `tokens` is empty and the statistics are neutral), `words` when word
- * granularity was asked for.
+ * granularity was asked for, each with its `probability` (the stored word `confidence`) when known.
  */
 export const verboseJson = (transcript: Transcript, granularities: ReadonlySet<string>) => {
   const answer: Record<string, unknown> = {
@@ -40,7 +40,13 @@ export const verboseJson = (transcript: Transcript, granularities: ReadonlySet<s
   }
   if (granularities.has("word")) {
     answer["words"] = transcript.segments.flatMap((segment) =>
-      (segment.words ?? []).map((word) => ({ word: word.text.trim(), start: round(word.start), end: round(word.end) }))
+      (segment.words ?? []).map((word) => ({
+        word: word.text.trim(),
+        start: round(word.start),
+        end: round(word.end),
+        // faster-whisper's name for the same figure (the mean of the word's token probabilities).
+        ...(word.confidence === undefined ? {} : { probability: word.confidence })
+      }))
     )
   }
   return answer

@@ -12,7 +12,11 @@ export const Word = Schema.Struct({
   start: Schema.Finite,
   end: Schema.Finite,
   text: Schema.String,
-  speaker: Schema.optionalKey(Schema.NullOr(Schema.String))
+  speaker: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  confidence: Schema.optionalKey(Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1 })).annotate({
+    description: "0..1: how sure the recogniser was of this word — the mean probability of its tokens " +
+      "(softmax over the text vocabulary at the step that chose each). Absent on transcripts made before it existed."
+  }))
 })
 export type Word = typeof Word.Type
 
