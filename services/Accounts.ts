@@ -1,6 +1,6 @@
 /**
- * Accounts: the owner of keys, jobs and one balance. Created by the operator (admin CLI);
- * the website that would manage them is not part of this service.
+ * Accounts: the owner of keys, jobs and one balance. Created by a website sign-up
+ * (services/people) or by the operator (admin CLI); a person signs in to one account.
  */
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"

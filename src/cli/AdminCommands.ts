@@ -1,6 +1,6 @@
 /**
- * `verbatim admin …`: the operator's tools for accounts, keys, plans and credit (the
- * website that would manage these is not part of this service). Output is JSON so it
+ * `verbatim admin …`: the operator's tools for accounts, keys, plans and credit, the
+ * same actions as the website's Admin page, for a shell or a script. Output is JSON so it
  * reads well and scripts can parse it; a key's secret is printed exactly once, at
  * creation or rotation.
  */
