@@ -8,9 +8,11 @@
  * plays; a recording through Chromium's fake microphone becomes a job with `source: recording`;
  * a locked job shows its preview and the pay link. No console errors throughout.
  */
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import * as fs from "node:fs"
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
 import * as path from "node:path"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -20,6 +22,32 @@ import { browserSkipReason, launchBrowser, openPage, signUpThroughForm, type Wat
 
 const skip = browserSkipReason()
 const file = "a01_slt_budget.wav"
+const question = "What will they decide about hiring?"
+const written = "They will decide on the new hiring plan for the support team [1]."
+
+/**
+ * An OpenAI-compatible endpoint standing in for the operator's LLM: it answers the chat question
+ * with a sentence citing moment 1 and answers anything else with text that is not the JSON asked
+ * for (the insights then stay extractive, as with a model that does not follow the format).
+ */
+const startLlm = async () => {
+  const llm = http.createServer((req, res) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (chunk: Buffer) => chunks.push(chunk))
+    req.on("end", () => {
+      const asked = Buffer.concat(chunks).toString("utf8").includes(question)
+      const content = asked ? JSON.stringify({ answer: written }) : "I would rather not."
+      res.writeHead(200, { "content-type": "application/json" })
+      res.end(JSON.stringify({
+        id: "chatcmpl-web",
+        object: "chat.completion",
+        choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content } }]
+      }))
+    })
+  })
+  await new Promise<void>((resolve) => llm.listen(0, "127.0.0.1", resolve))
+  return llm
+}
 
 const mediaTime = (page: Page, selector: string) =>
   page.locator(selector).evaluate((element) => (element as HTMLMediaElement).currentTime)
@@ -29,9 +57,15 @@ describe.skipIf(skip !== undefined)("website recording pages", () => {
   let browser: Browser
   let owner: WatchedPage
   let jobId = ""
+  let llm: http.Server
 
   beforeAll(async () => {
-    server = await startServer("web-recording", { workers: 1 })
+    llm = await startLlm()
+    server = await startServer("web-recording", {
+      workers: 1,
+      llmUrl: Option.some(`http://127.0.0.1:${(llm.address() as AddressInfo).port}/v1`),
+      llmModel: "test-model"
+    })
     browser = await launchBrowser()
     owner = await openPage(browser)
     await signUpThroughForm(owner.page, server.url, "owner@example.com")
@@ -39,6 +73,7 @@ describe.skipIf(skip !== undefined)("website recording pages", () => {
   afterAll(async () => {
     await browser?.close()
     await server?.close()
+    await new Promise<void>((resolve) => llm?.close(() => resolve()))
   })
 
   const download = async (page: Page, label: string) => {
@@ -115,9 +150,9 @@ describe.skipIf(skip !== undefined)("website recording pages", () => {
     expect(owner.problems).toEqual([])
   }, 60_000)
 
-  it("asks the recording and gets moments with times that play from there", async () => {
+  it("asks the recording and gets moments with times that play from there, and the written answer's citation plays too", async () => {
     const { page } = owner
-    await page.getByLabel("Your question about this recording").fill("What will they decide about hiring?")
+    await page.getByLabel("Your question about this recording").fill(question)
     await page.getByRole("button", { name: "Ask", exact: true }).click()
     const moment = page.locator(".exchange .moments li").first()
     await moment.waitFor({ timeout: 30_000 })
@@ -131,9 +166,19 @@ describe.skipIf(skip !== undefined)("website recording pages", () => {
     })
     await time.click()
     await expect.poll(() => mediaTime(page, "audio.player")).toBeLessThan(5)
+    // The written answer, its [1] a button playing moment 1.
+    expect(await page.locator(".exchange .answer").textContent()).toBe(written)
+    await page.locator("audio.player").evaluate((element) => {
+      const media = element as HTMLMediaElement
+      media.pause()
+      media.currentTime = 6
+    })
+    await expect.poll(() => mediaTime(page, "audio.player")).toBeGreaterThan(5)
+    await page.getByRole("button", { name: /^Source 1: play from/ }).click()
+    await expect.poll(() => mediaTime(page, "audio.player")).toBeLessThan(5)
     // The conversation is kept: a reload shows it again.
     await page.reload()
-    await page.locator(".exchange", { hasText: "What will they decide about hiring?" }).waitFor()
+    await page.locator(".exchange", { hasText: question }).waitFor()
     expect(owner.problems).toEqual([])
   }, 60_000)
 

@@ -21,14 +21,23 @@ export const seekTo = (media: MediaRef, seconds: number, play = true) => {
   if (play) element.play().catch(() => undefined)
 }
 
-/** Whether the link serves video: the answer's own type (HEAD), so a webm of audio stays audio. */
-const isVideo = async (url: string): Promise<boolean> => {
-  try {
-    const answer = await fetch(url, { method: "HEAD", headers: authHeaders() })
-    return (answer.headers.get("content-type") ?? "").startsWith("video/")
-  } catch {
-    return false
+const videoNames = /\.(mp4|m4v|mov|mkv|avi|wmv|flv|3gp|3g2|mpe?g|ts|ogv)$/i
+
+/**
+ * Whether the link serves video: the answer's own type (HEAD), so a webm of audio stays audio.
+ * An object-store link on another origin cannot be asked (no CORS): the file's name decides.
+ */
+const isVideo = async (url: string, filename: string | null): Promise<boolean> => {
+  const sameOrigin = new URL(url, location.href).origin === location.origin
+  if (sameOrigin) {
+    try {
+      const answer = await fetch(url, { method: "HEAD", headers: authHeaders() })
+      if (answer.ok) return (answer.headers.get("content-type") ?? "").startsWith("video/")
+    } catch {
+      // Unreachable now: the element's own load will say so; fall back to the name.
+    }
   }
+  return filename !== null && videoNames.test(filename)
 }
 
 interface Source {
@@ -36,8 +45,9 @@ interface Source {
   readonly video: boolean
 }
 
-export const Player = ({ jobId, media, start, label }: {
+export const Player = ({ jobId, filename, media, start, label }: {
   readonly jobId: string
+  readonly filename: string | null
   readonly media: MediaRef
   /** Where to start once the media can play (e.g. `?t=` of the page's link). */
   readonly start?: number | undefined
@@ -58,7 +68,7 @@ export const Player = ({ jobId, media, start, label }: {
     setError(undefined)
     call((api) => api.playback.audioUrl({ params: { job_id: jobId }, headers: {} }))
       .then(async (link) => {
-        const video = await isVideo(link.url)
+        const video = await isVideo(link.url, filename)
         if (live) setSource({ url: link.url, video })
       })
       .catch((failure) => {

@@ -222,7 +222,7 @@ export const ClipsPage = ({ jobId }: { readonly jobId: string }) => {
       {ready && (
         <>
           <div class="player-bar">
-            <Player jobId={jobId} media={media} label={`Recording: ${job.data?.filename ?? "untitled"}`} />
+            <Player jobId={jobId} filename={job.data?.filename ?? null} media={media} label={`Recording: ${job.data?.filename ?? "untitled"}`} />
           </div>
           <section class="card" aria-labelledby="editor-title" ref={editor} tabIndex={-1}>
             <h2 id="editor-title">Your clip</h2>

@@ -123,7 +123,7 @@ const Done = ({ job }: { readonly job: JobView }) => {
         </section>
       )}
       <div class="player-bar">
-        <Player jobId={job.job_id} media={media} start={start} label={`Recording: ${job.filename ?? "untitled"}`} />
+        <Player jobId={job.job_id} filename={job.filename} media={media} start={start} label={`Recording: ${job.filename ?? "untitled"}`} />
       </div>
       <section class="card" aria-labelledby="text-title">
         <h2 id="text-title">{job.locked ? "Transcript preview" : "Transcript"}</h2>
