@@ -192,7 +192,7 @@ describe.skipIf(skip !== undefined)("website recording pages", () => {
       await page.getByRole("button", { name: "Search", exact: true }).click()
       await page.locator(".busy").waitFor({ state: "detached" })
       return page.locator("li.hit").count()
-    }, { timeout: 30_000, interval: 500 }).toBeGreaterThan(0)
+    }, { timeout: 90_000, interval: 500 }).toBeGreaterThan(0)
     expect(await hit.locator(".name").textContent()).toBe(file)
     expect(await hit.locator("mark").count()).toBeGreaterThan(0)
     expect((await hit.locator("mark").allTextContents()).join(" ").toLowerCase()).toMatch(/hiring|plan|support|team/)
@@ -207,7 +207,7 @@ describe.skipIf(skip !== undefined)("website recording pages", () => {
     expect(await mediaTime(page, "audio.player")).toBeLessThan(t + 3)
     await page.locator("audio.player").evaluate((element) => (element as HTMLMediaElement).pause())
     expect(owner.problems).toEqual([])
-  }, 60_000)
+  }, 150_000)
 
   it("renders a clip with captions and its video plays", async () => {
     const { page } = owner

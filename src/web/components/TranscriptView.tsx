@@ -4,7 +4,8 @@
  * there. A line's text can be edited: saved as a correction (`PATCH /v1/jobs/{id}/transcript`),
  * which later txt, srt, vtt and docx downloads carry. Everything is rendered as text.
  */
-import { useCallback, useState } from "preact/hooks"
+import { memo } from "preact/compat"
+import { useCallback, useEffect, useRef, useState } from "preact/hooks"
 import type { Segment, Transcript } from "../../contract/domain/Transcript.ts"
 import { call } from "../api.ts"
 import { type MediaRef, seekTo, useMediaTime } from "./Player.tsx"
@@ -30,7 +31,8 @@ const wordsOf = (segment: Segment) => {
 export const speakerLabel = (names: Readonly<Record<string, string>>, segment: { readonly speaker: string | null; readonly speaker_name?: string | null | undefined }) =>
   segment.speaker === null ? undefined : names[segment.speaker] ?? segment.speaker_name ?? segment.speaker
 
-const Line = ({ jobId, index, segment, playing, word, media, editable, onCorrected }: {
+// Memoised: while playing only the lines whose highlight changes render again (long transcripts).
+const Line = memo(({ jobId, index, segment, playing, word, media, editable, onCorrected }: {
   readonly jobId: string
   readonly index: number
   readonly segment: Segment
@@ -112,6 +114,11 @@ const Line = ({ jobId, index, segment, playing, word, media, editable, onCorrect
       <ErrorNote error={error} />
     </li>
   )
+})
+
+const inView = (element: Element) => {
+  const box = element.getBoundingClientRect()
+  return box.bottom > 0 && box.top < innerHeight
 }
 
 export const TranscriptView = ({ jobId, transcript, names, media, editable, onCorrected }: {
@@ -129,6 +136,19 @@ export const TranscriptView = ({ jobId, transcript, names, media, editable, onCo
     return { segment, word: words === undefined ? -1 : activeIndex(words, t) }
   }, [segments])
   const playing = useMediaTime(media, pick, samePlaying)
+  const root = useRef<HTMLDivElement>(null)
+  const followed = useRef(-1)
+  useEffect(() => {
+    // While playing, the page follows the spoken line, unless the reader has scrolled away from it.
+    const before = followed.current
+    followed.current = playing.segment
+    if (playing.segment < 0 || media.current === null || media.current.paused || root.current === null) return
+    const line = root.current.querySelector(`li.line[data-index="${playing.segment}"]`)
+    const previous = before < 0 ? null : root.current.querySelector(`li.line[data-index="${before}"]`)
+    if (line !== null && !inView(line) && (previous === null || inView(previous))) {
+      line.scrollIntoView({ block: "center", behavior: "smooth" })
+    }
+  }, [playing.segment])
 
   if (segments.length === 0) {
     return <p class="muted">{transcript.speech_detected ? "The transcript is empty." : "No speech was found in this recording."}</p>
@@ -142,7 +162,7 @@ export const TranscriptView = ({ jobId, transcript, names, media, editable, onCo
     else turns.push({ speaker, lines: [index] })
   })
   return (
-    <div class="transcript">
+    <div class="transcript" ref={root}>
       {turns.map((turn) => (
         <section key={turn.lines[0]} class="turn">
           {turn.speaker !== undefined && (

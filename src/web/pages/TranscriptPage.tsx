@@ -5,7 +5,7 @@
  * and word highlighted, speaker names, corrections, downloads, insights and "Ask this
  * recording". A locked transcript shows its preview (the json result's opening) and the pay link.
  */
-import { useEffect, useRef, useState } from "preact/hooks"
+import { useCallback, useEffect, useRef, useState } from "preact/hooks"
 import type { JobSpeaker } from "../../contract/api/SpeakersApi.ts"
 import type { JobView } from "../../contract/domain/Job.ts"
 import type { Transcript } from "../../contract/domain/Transcript.ts"
@@ -103,6 +103,11 @@ const Done = ({ job }: { readonly job: JobView }) => {
     }
   }, [job.job_id, job.locked])
 
+  const corrected = useCallback((next: Transcript) => {
+    setTranscript(next)
+    setVersion((n) => n + 1)
+  }, [])
+
   const names: Record<string, string> = {}
   for (const speaker of speakers) if (speaker.name !== null) names[speaker.label] = speaker.name
 
@@ -136,10 +141,7 @@ const Done = ({ job }: { readonly job: JobView }) => {
             names={names}
             media={media}
             editable={!job.locked}
-            onCorrected={(corrected) => {
-              setTranscript(corrected)
-              setVersion((n) => n + 1)
-            }}
+            onCorrected={corrected}
           />
         )}
       </section>
