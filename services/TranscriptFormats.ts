@@ -6,11 +6,13 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import { Transcript, type TranscriptFormat } from "../src/contract/domain/Transcript.ts"
 import { buildDocx, type DocumentMeta } from "./formats/DocxDocument.ts"
+import type { CaptionShape } from "./formats/CaptionShaping.ts"
 import { toSrt, toTxt, toVtt } from "./formats/Subtitles.ts"
 
 export { segmentPhrases } from "../pipeline/SegmentPhrases.ts"
 export { toSrt, toTxt, toVtt } from "./formats/Subtitles.ts"
 export type { DocumentMeta } from "./formats/DocxDocument.ts"
+export type { CaptionShape } from "./formats/CaptionShaping.ts"
 
 export interface RenderedTranscript {
   readonly format: TranscriptFormat
@@ -34,14 +36,18 @@ export const toJson = (t: Transcript): string => JSON.stringify(Schema.encodeSyn
 const utf8 = new TextEncoder()
 
 export class TranscriptFormats extends Context.Service<TranscriptFormats, {
-  /** `meta` feeds the docx header (file name, creation date); the other formats ignore it. */
-  render(transcript: Transcript, format: TranscriptFormat, meta?: DocumentMeta): Effect.Effect<RenderedTranscript>
+  /**
+   * `meta` feeds the docx header (file name, creation date); the other formats ignore it.
+   * `shape` cuts srt and vtt cues to subtitle size (see CaptionShaping); the other formats ignore it.
+   */
+  render(transcript: Transcript, format: TranscriptFormat, meta?: DocumentMeta, shape?: CaptionShape): Effect.Effect<RenderedTranscript>
 }>()("verbatim/services/TranscriptFormats") {
   static readonly layer = Layer.succeed(TranscriptFormats)({
     render: Effect.fn("TranscriptFormats.render")(function*(
       transcript: Transcript,
       format: TranscriptFormat,
-      meta?: DocumentMeta
+      meta?: DocumentMeta,
+      shape?: CaptionShape
     ) {
       const done = (body: Uint8Array): RenderedTranscript => ({
         format,
@@ -55,9 +61,9 @@ export class TranscriptFormats extends Context.Service<TranscriptFormats, {
         case "txt":
           return done(utf8.encode(toTxt(transcript)))
         case "srt":
-          return done(utf8.encode(toSrt(transcript)))
+          return done(utf8.encode(toSrt(transcript, shape)))
         case "vtt":
-          return done(utf8.encode(toVtt(transcript)))
+          return done(utf8.encode(toVtt(transcript, shape)))
         case "docx": {
           // A docx failure here is a bug in how the document is built, not a user error.
           const bytes = yield* Effect.tryPromise(() => buildDocx(transcript, meta)).pipe(Effect.orDie)

@@ -15,7 +15,7 @@ import type { JobRecord } from "../jobs/JobRecord.ts"
 import { TranscriptStore } from "../jobs/TranscriptStore.ts"
 import { nameSegments } from "../speakers/ApplyNames.ts"
 import { SpeakerNameStore } from "../speakers/SpeakerNameStore.ts"
-import { type RenderedTranscript, TranscriptFormats } from "../TranscriptFormats.ts"
+import { type CaptionShape, type RenderedTranscript, TranscriptFormats } from "../TranscriptFormats.ts"
 
 /** A locked transcript's json preview: the phrases that start in the first minute. */
 export const lockedPreviewSeconds = 60
@@ -37,8 +37,17 @@ export interface SegmentEdit {
 export class TranscriptAccess extends Context.Service<TranscriptAccess, {
   /** The stored transcript of a finished job. */
   ready(job: JobRecord): Effect.Effect<Transcript, NotReady>
-  /** The job's transcript in `format`, or its preview when locked. `base` is the API root for pay links. */
-  read(caller: Caller, job: JobRecord, format: TranscriptFormat, base: string): Effect.Effect<TranscriptRead, NotReady | PaymentRequired>
+  /**
+   * The job's transcript in `format`, or its preview when locked. `base` is the API root for pay links.
+   * `shape` (subtitle-sized cues) is for srt and vtt only: with another format it is refused (422).
+   */
+  read(
+    caller: Caller,
+    job: JobRecord,
+    format: TranscriptFormat,
+    base: string,
+    shape?: CaptionShape
+  ): Effect.Effect<TranscriptRead, NotReady | PaymentRequired | ValidationFailed>
   correct(job: JobRecord, edits: ReadonlyArray<SegmentEdit>): Effect.Effect<Transcript, NotReady | ValidationFailed>
 }>()("verbatim/transcripts/TranscriptAccess") {
   static readonly layer = Layer.effect(
@@ -63,7 +72,21 @@ export class TranscriptAccess extends Context.Service<TranscriptAccess, {
       })
 
       const read = Effect.fn("TranscriptAccess.read")(
-        function*(caller: Caller, job: JobRecord, format: TranscriptFormat, base: string) {
+        function*(caller: Caller, job: JobRecord, format: TranscriptFormat, base: string, shape?: CaptionShape) {
+          if (shape !== undefined && format !== "srt" && format !== "vtt") {
+            const given = ([
+              ["max_chars_per_line", shape.maxCharsPerLine],
+              ["max_lines_per_cue", shape.maxLinesPerCue],
+              ["max_cue_seconds", shape.maxCueSeconds]
+            ] as const).filter(([, value]) => value !== undefined)
+            if (given.length > 0) {
+              return yield* new ValidationFailed({
+                error: `${given.map(([name]) => name).join(", ")} shape subtitle cues: they apply to format=srt and format=vtt only.`,
+                code: "VALIDATION_FAILED",
+                detail: given.map(([name]) => ({ loc: ["query", name], msg: "Only for format=srt or format=vtt" }))
+              })
+            }
+          }
           const full = nameSegments(yield* ready(job), yield* speakerNames.get(job.id))
           if (job.locked) {
             if (format === "json") return { _tag: "Preview", transcript: lockedPreview(full) } as const
@@ -80,7 +103,7 @@ export class TranscriptAccess extends Context.Service<TranscriptAccess, {
           const rendered = yield* formats.render(full, format, {
             filename: job.filename ?? undefined,
             createdAt: Math.floor(job.created_at.getTime() / 1000)
-          })
+          }, shape)
           const basename = (job.filename ?? job.id).replace(/\.[A-Za-z0-9]{1,5}$/, "").replace(/[^\w.-]+/g, "_")
           return { _tag: "Full", rendered, basename } as const
         }

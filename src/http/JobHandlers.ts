@@ -67,7 +67,11 @@ export const JobHandlers = HttpApiBuilder.group(
           const caller = yield* CurrentCaller
           const job = yield* access.load(caller, JobId.make(params.job_id))
           const format = query.format ?? "json"
-          const read = yield* transcripts.read(caller, job, format, publicBaseUrl(config, request))
+          const read = yield* transcripts.read(caller, job, format, publicBaseUrl(config, request), {
+            maxCharsPerLine: query.max_chars_per_line,
+            maxLinesPerCue: query.max_lines_per_cue,
+            maxCueSeconds: query.max_cue_seconds
+          })
           if (read._tag === "Preview") {
             return HttpServerResponse.jsonUnsafe({ ...read.transcript, locked: true, preview: true })
           }

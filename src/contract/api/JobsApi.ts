@@ -55,6 +55,23 @@ const options = {
 export const SubmitOptions = Schema.Struct(options)
 export type SubmitOptions = typeof SubmitOptions.Type
 
+/**
+ * Subtitle shaping of srt/vtt results. Without any of them a cue is one spoken phrase (the spec's
+ * default); with one, phrases are cut into cues on word times, at punctuation where possible.
+ */
+const captionShapeQuery = {
+  max_chars_per_line: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 10, maximum: 200 })).annotate({
+    description: "srt/vtt only: at most this many characters per cue line (10..200; in srt the speaker label " +
+      "counts toward the first line). Lines per cue default to 2."
+  })),
+  max_lines_per_cue: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 5 })).annotate({
+    description: "srt/vtt only: at most this many lines per cue (1..5; lines default to 42 characters)."
+  })),
+  max_cue_seconds: Schema.optionalKey(Schema.Finite.check(Schema.isBetween({ minimum: 1, maximum: 30 })).annotate({
+    description: "srt/vtt only: no cue longer than this many seconds (1..30)."
+  }))
+}
+
 const idempotencyHeader = {
   "idempotency-key": Schema.optionalKey(Schema.String.annotate({
     description: "1..255 of `A-Z a-z 0-9 _ . : / -`. The same key with the same account within 24 hours " +
@@ -282,7 +299,10 @@ export class JobsApi extends HttpApiGroup.make("jobs")
     })),
     HttpApiEndpoint.get("result", "/v1/jobs/:job_id/result", {
       params: jobParams,
-      query: { format: Schema.optionalKey(TranscriptFormat) },
+      query: {
+        format: Schema.optionalKey(TranscriptFormat),
+        ...captionShapeQuery
+      },
       headers: claimTokenHeader,
       success: [
         Transcript,
@@ -298,7 +318,9 @@ export class JobsApi extends HttpApiGroup.make("jobs")
       summary: "Get the transcript",
       description: "`format`: json (default), txt, srt, vtt, docx. Every format comes from the same stored " +
         "result and costs nothing extra. Per-word times (`words`) appear only in json, only when " +
-        "`word_timestamps` was requested. 409 NOT_READY until the job is done."
+        "`word_timestamps` was requested. 409 NOT_READY until the job is done. For srt and vtt, " +
+        "`max_chars_per_line`, `max_lines_per_cue` and `max_cue_seconds` cut each phrase into subtitle-sized " +
+        "cues (422 with any other format)."
     })),
     HttpApiEndpoint.patch("correct", "/v1/jobs/:job_id/transcript", {
       params: jobParams,
