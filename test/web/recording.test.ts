@@ -5,8 +5,9 @@
  * highlight the spoken line and word; a speaker renamed on the page is in the SRT download; a
  * corrected line is in the VTT download; ask this recording → moments with times that seek; a
  * library search hit opens the transcript playing from its moment; a clip renders and its video
- * plays; a recording through Chromium's fake microphone becomes a job with `source: recording`;
- * a locked job shows its preview and the pay link. No console errors throughout.
+ * plays; the page shows progress until a job is done and plays video in a <video>; a locked job
+ * shows its preview and the pay link. No console errors throughout. (A recording through
+ * Chromium's fake microphone → `source: recording` is library.test.ts's.)
  */
 import { Effect, Option } from "effect"
 import { SqlClient } from "effect/sql"
@@ -233,24 +234,6 @@ describe.skipIf(skip !== undefined)("website recording pages", () => {
     expect(await video.evaluate((element) => (element as HTMLVideoElement).videoHeight)).toBe(1920)
     expect(owner.problems).toEqual([])
   }, 300_000)
-
-  it("records through the fake microphone into a job with source recording", async () => {
-    const { page } = owner
-    await page.getByRole("link", { name: "Library" }).click()
-    await page.getByRole("button", { name: "● Record" }).click()
-    await page.getByRole("button", { name: "■ Stop and transcribe" }).waitFor()
-    await page.waitForTimeout(1500)
-    await page.getByRole("button", { name: "■ Stop and transcribe" }).click()
-    const recorded = page.locator("li.job", { has: page.locator("dd", { hasText: /^recording$/ }) })
-    await recorded.first().waitFor({ timeout: 30_000 })
-    const id = await recorded.first().getAttribute("data-job-id")
-    const source = await server.run(Effect.gen(function*() {
-      const rows = yield* (yield* SqlClient.SqlClient)<{ source: string }>`SELECT source FROM jobs WHERE id = ${id}`.pipe(Effect.orDie)
-      return rows[0]?.source
-    }))
-    expect(source).toBe("recording")
-    expect(owner.problems).toEqual([])
-  }, 60_000)
 
   it("shows progress until a video is transcribed, then plays it in a <video> usable from the keyboard", async () => {
     const { page } = owner
