@@ -78,6 +78,8 @@ import { JobQueries } from "../services/access/JobQueries.ts"
 import { Paywall } from "../services/billing/Paywall.ts"
 import { Admission } from "../services/intake/Admission.ts"
 import { MediaIntake } from "../services/intake/MediaIntake.ts"
+import { PromptTokens } from "../services/intake/PromptTokens.ts"
+import { ModelRegistryLayer } from "./Pipeline.ts"
 import { TranscriptAccess } from "../services/transcripts/TranscriptAccess.ts"
 import { UploadTickets } from "../services/uploads/UploadTickets.ts"
 import { JobHandlers, JobListHandlers } from "../src/http/JobHandlers.ts"
@@ -187,7 +189,9 @@ const UseCasesLayer = Layer.mergeAll(
   Playback.layer
 ).pipe(
   Layer.provideMerge(Layer.mergeAll(JobAccess.layer, LinkTokens.layer, PlaybackStore.layerLocal, ClipStore.layer, ClipCharges.layer)),
-  Layer.provideMerge(Paywall.layer)
+  Layer.provideMerge(Paywall.layer),
+  // Prompts are counted in the configured model's tokens at submit (its tokenizer, read on first use).
+  Layer.provideMerge(PromptTokens.layer.pipe(Layer.provide(ModelRegistryLayer)))
 )
 
 /** "Ask this recording" writes its answer with the insights' LLM endpoint, when one is configured. */

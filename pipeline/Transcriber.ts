@@ -13,6 +13,10 @@ export interface TranscribeRequest {
   readonly wordTimestamps: boolean
   /** Transcribe only the opening of the recording (keyless previews). */
   readonly maxSeconds?: number | undefined
+  /** Names, terms and spelling for the model (Whisper's previous-text prompt; see `TranscribeOptions.prompt`). */
+  readonly prompt?: string | undefined
+  /** `translate`: English text from speech in any language (multilingual model); default `transcribe`. */
+  readonly task?: "transcribe" | "translate" | undefined
 }
 
 export interface TranscriptionResult {

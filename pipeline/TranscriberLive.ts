@@ -108,7 +108,9 @@ export const TranscriberLive = (options: TranscriberOptions) =>
             previousTokens
           }).pipe(Effect.mapError((error) =>
             new TranscriptionFailed({
-              reason: `speech recognition failed: ${error._tag}`,
+              reason: error._tag === "UnsupportedTaskError"
+                ? `task=${error.task} needs a multilingual model; ${error.model} is English-only`
+                : `speech recognition failed: ${error._tag}`,
               kind: error._tag === "UnsupportedLanguageError" || error._tag === "UnsupportedTaskError" ? "language" : "engine"
             })
           ))

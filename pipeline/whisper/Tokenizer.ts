@@ -9,7 +9,11 @@
  */
 
 export interface TokenizerJson {
-  readonly model: { readonly vocab: Readonly<Record<string, number>> }
+  readonly model: {
+    readonly vocab: Readonly<Record<string, number>>
+    /** BPE merges in rank order: "a b" strings (older files) or [a, b] pairs. */
+    readonly merges?: ReadonlyArray<string | readonly [string, string]>
+  }
   readonly added_tokens: ReadonlyArray<{ readonly id: number; readonly content: string; readonly special: boolean }>
 }
 
@@ -68,7 +72,15 @@ export interface WhisperTokenizer {
   readonly decode: (ids: ReadonlyArray<number>) => string
   /** Token string as stored (e.g. "<|0.00|>" or "Ġworld"), for diagnostics. */
   readonly tokenString: (id: number) => string
+  /**
+   * Text → text token ids (byte-level BPE, GPT-2 pre-tokenization, no special tokens), the
+   * inverse of `decode`: what a user's prompt costs in tokens and what the decoder is fed.
+   */
+  readonly encode: (text: string) => Array<number>
 }
+
+/** GPT-2's pre-tokenization: contractions, letter runs, digit runs, other runs, each with one leading space. */
+const PRE_TOKEN = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu
 
 const idOf = (tokens: Map<string, number>, content: string): number => {
   const id = tokens.get(content)
@@ -135,11 +147,68 @@ export const makeTokenizer = (tokenizer: TokenizerJson, generation: GenerationCo
     return utf8.decode(buf)
   }
 
+  // Encoding: bytes → GPT-2 unicode stand-ins, then merges by rank until none applies.
+  const byteChar: Array<string> = []
+  for (const [code, b] of decoderMap) byteChar[b] = String.fromCodePoint(code)
+  const ranks = new Map<string, number>()
+  ;(tokenizer.model.merges ?? []).forEach((m, rank) => ranks.set(typeof m === "string" ? m : `${m[0]} ${m[1]}`, rank))
+  const vocab = new Map(Object.entries(tokenizer.model.vocab))
+  const wordCache = new Map<string, Array<number>>()
+  const utf8Encoder = new TextEncoder()
+
+  const bpe = (word: string): Array<number> => {
+    const cached = wordCache.get(word)
+    if (cached !== undefined) return cached
+    let parts = [...word]
+    while (parts.length > 1) {
+      let best = -1
+      let bestRank = Infinity
+      for (let i = 0; i < parts.length - 1; i++) {
+        const rank = ranks.get(`${parts[i]} ${parts[i + 1]}`)
+        if (rank !== undefined && rank < bestRank) {
+          bestRank = rank
+          best = i
+        }
+      }
+      if (best < 0) break
+      const left = parts[best]!
+      const right = parts[best + 1]!
+      const merged: Array<string> = []
+      for (let i = 0; i < parts.length; i++) {
+        if (i < parts.length - 1 && parts[i] === left && parts[i + 1] === right) {
+          merged.push(left + right)
+          i++
+        } else {
+          merged.push(parts[i]!)
+        }
+      }
+      parts = merged
+    }
+    // Every single byte is in the vocabulary, so a part without an id cannot occur; skip it defensively.
+    const ids = parts.flatMap((p) => {
+      const id = vocab.get(p)
+      return id === undefined ? [] : [id]
+    })
+    if (wordCache.size < 10_000) wordCache.set(word, ids)
+    return ids
+  }
+
+  const encode = (text: string): Array<number> => {
+    const ids: Array<number> = []
+    for (const [piece] of text.matchAll(PRE_TOKEN)) {
+      let mapped = ""
+      for (const b of utf8Encoder.encode(piece)) mapped += byteChar[b]!
+      ids.push(...bpe(mapped))
+    }
+    return ids
+  }
+
   return {
     special,
     vocabSize: strings.length,
     tokenBytes,
     decode,
-    tokenString: (id) => strings[id] ?? ""
+    tokenString: (id) => strings[id] ?? "",
+    encode
   }
 }

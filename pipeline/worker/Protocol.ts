@@ -22,7 +22,9 @@ export const TranscribeRequest = Schema.Struct({
   path: Schema.String,
   language: Schema.String,
   wordTimestamps: Schema.Boolean,
-  maxSeconds: Schema.optional(Schema.Finite)
+  maxSeconds: Schema.optional(Schema.Finite),
+  prompt: Schema.optional(Schema.String),
+  task: Schema.optional(Schema.Literals(["transcribe", "translate"]))
 })
 
 export const TranscriptionResult = Schema.Struct({

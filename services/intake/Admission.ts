@@ -20,7 +20,7 @@ import {
 import { type Caller, credentialScope } from "../../src/contract/api/Security.ts"
 import { billableMinutes } from "../../src/contract/domain/Catalog.ts"
 import type { SubmitAnswer } from "../../src/contract/domain/Job.ts"
-import { languageRefusal } from "../../src/contract/domain/Languages.ts"
+import { isEnglishOnlyModel, languageRefusal } from "../../src/contract/domain/Languages.ts"
 import { plans } from "../../src/contract/domain/Plan.ts"
 import { AppConfig } from "../AppConfig.ts"
 import { Billing } from "../billing/Billing.ts"
@@ -31,6 +31,10 @@ import { IdempotencyKeys } from "../jobs/IdempotencyKeys.ts"
 import { type Idempotency, JobStore } from "../jobs/JobStore.ts"
 import { SafeFetcher } from "../links/SafeFetcher.ts"
 import { SampleQuota } from "../SampleQuota.ts"
+import { PromptTokens } from "./PromptTokens.ts"
+
+/** The longest `prompt`, in Whisper tokens (OpenAI's limit; the pipeline's `MAX_PROMPT_TOKENS`). */
+export const maxPromptTokens = 224
 
 const idempotencyKeyShape = /^[A-Za-z0-9_.:/-]{1,255}$/
 
@@ -69,6 +73,10 @@ export class Admission extends Context.Service<Admission, {
    * where the field sits in the request (`["body", "language"]` unless given).
    */
   checkLanguage(language: string | undefined, loc?: ReadonlyArray<string>): Effect.Effect<void, ValidationFailed>
+  /** 422 when `prompt` is longer than 224 tokens of the configured model's tokenizer. */
+  checkPrompt(prompt: string | null | undefined, loc?: ReadonlyArray<string>): Effect.Effect<void, ValidationFailed>
+  /** 422 for `task=translate` on an English-only model (it was never trained to translate). */
+  checkTask(task: string | undefined, loc?: ReadonlyArray<string>): Effect.Effect<void, ValidationFailed>
   /** The header as sent; undefined when absent; 400 BAD_IDEMPOTENCY_KEY when malformed. */
   checkIdempotencyKey(raw: string | undefined): Effect.Effect<string | undefined, BadIdempotencyKey>
   /**
@@ -81,7 +89,7 @@ export class Admission extends Context.Service<Admission, {
    * samples are free previews). `durationSeconds` when the container told us.
    */
   creditCheck(caller: Caller, durationSeconds: number | undefined, base: string): Effect.Effect<void, PaymentRequired>
-  /** Also checks the job's language (`checkLanguage`), so no submit path queues a job its model cannot run. */
+  /** Also checks the job's language, prompt and task, so no submit path queues a job its model cannot run. */
   admit(request: AdmitRequest): Effect.Effect<Admitted, RateLimited | ConcurrencyLimit | ValidationFailed>
 }>()("verbatim/intake/Admission") {
   static readonly layer = Layer.effect(
@@ -95,12 +103,32 @@ export class Admission extends Context.Service<Admission, {
       const fetcher = yield* SafeFetcher
       const billing = yield* Billing
       const paywall = yield* Paywall
+      const promptTokens = yield* PromptTokens
 
       const checkLanguage = Effect.fn("Admission.checkLanguage")(
         function*(language: string | undefined, loc: ReadonlyArray<string> = ["body", "language"]) {
           const refusal = languageRefusal(config.model, language ?? "auto")
           if (refusal === undefined) return
           return yield* new ValidationFailed({ error: refusal, code: "VALIDATION_FAILED", detail: [{ loc, msg: refusal }] })
+        }
+      )
+
+      const checkPrompt = Effect.fn("Admission.checkPrompt")(
+        function*(prompt: string | null | undefined, loc: ReadonlyArray<string> = ["body", "prompt"]) {
+          if (prompt === undefined || prompt === null) return
+          const tokens = yield* promptTokens.count(prompt)
+          if (tokens === undefined || tokens <= maxPromptTokens) return
+          const msg = `prompt is ${tokens} tokens for the model ${config.model}; at most ${maxPromptTokens} are allowed.`
+          return yield* new ValidationFailed({ error: msg, code: "VALIDATION_FAILED", detail: [{ loc, msg }] })
+        }
+      )
+
+      const checkTask = Effect.fn("Admission.checkTask")(
+        function*(task: string | undefined, loc: ReadonlyArray<string> = ["body", "task"]) {
+          if (task !== "translate" || !isEnglishOnlyModel(config.model)) return
+          const msg = `task=translate needs a multilingual model; the configured model ${config.model} is English-only ` +
+            "(VERBATIM_MODEL=whisper-base translates)."
+          return yield* new ValidationFailed({ error: msg, code: "VALIDATION_FAILED", detail: [{ loc, msg }] })
         }
       )
 
@@ -167,6 +195,8 @@ export class Admission extends Context.Service<Admission, {
       const admit = Effect.fn("Admission.admit")(function*(request: AdmitRequest) {
         const { caller } = request
         yield* checkLanguage(request.job.language).pipe(Effect.tapError(() => request.release))
+        yield* checkPrompt(request.job.prompt).pipe(Effect.tapError(() => request.release))
+        yield* checkTask(request.job.task).pipe(Effect.tapError(() => request.release))
         const replayOf = (job: { readonly id: SubmitAnswer["job_id"]; readonly status: SubmitAnswer["status"] }) =>
           Effect.as(request.release, { answer: { job_id: job.id, status: job.status }, replay: true })
 
@@ -220,7 +250,7 @@ export class Admission extends Context.Service<Admission, {
         return { answer, replay: false }
       })
 
-      return Admission.of({ checkLanguage, checkIdempotencyKey, checkWebhook, creditCheck, admit })
+      return Admission.of({ checkLanguage, checkPrompt, checkTask, checkIdempotencyKey, checkWebhook, creditCheck, admit })
     })
   )
 }

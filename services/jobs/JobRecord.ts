@@ -30,6 +30,9 @@ export const JobRecord = Schema.Struct({
   /** How diarization ended (`done`/`failed`); null before, and without `diarize`. */
   diarization: Schema.NullOr(Schema.Literals(["done", "failed"])),
   word_timestamps: Schema.Boolean,
+  /** Names and terms for the model (Whisper's previous-text prompt); null without one. */
+  prompt: Schema.NullOr(Schema.String),
+  task: Schema.Literals(["transcribe", "translate"]),
   webhook_url: Schema.NullOr(Schema.String),
   progress: Schema.Number,
   audio_duration_seconds: Schema.NullOr(Schema.Number),
@@ -71,6 +74,8 @@ export interface NewJob {
   readonly language: string
   readonly diarize: boolean
   readonly wordTimestamps: boolean
+  readonly prompt?: string | null | undefined
+  readonly task?: "transcribe" | "translate" | undefined
   readonly webhookUrl: string | null
 }
 

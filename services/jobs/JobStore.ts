@@ -115,6 +115,8 @@ export class JobStore extends Context.Service<JobStore, {
               language_requested: job.language,
               diarize: job.diarize,
               word_timestamps: job.wordTimestamps,
+              prompt: job.prompt ?? null,
+              task: job.task ?? "transcribe",
               webhook_url: job.webhookUrl,
               created_at: createdAt
             })

@@ -99,7 +99,9 @@ export const TranscribeTask = Effect.gen(function*() {
         path,
         language: job.language_requested,
         wordTimestamps: job.word_timestamps,
-        maxSeconds: job.account_id === null ? previewSeconds : undefined
+        maxSeconds: job.account_id === null ? previewSeconds : undefined,
+        ...(job.prompt === null ? {} : { prompt: job.prompt }),
+        ...(job.task === "transcribe" ? {} : { task: job.task })
       },
       // Progress reports cannot fail; a lost run travels up as a defect and is recognised below.
       (progress, facts) => Effect.orDie(beat(progress, facts))

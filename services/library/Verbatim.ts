@@ -27,6 +27,10 @@ export interface TranscribeOptions {
   readonly words?: boolean | undefined
   /** Label segments with speakers (`SPEAKER_00`, …). */
   readonly diarize?: boolean | undefined
+  /** Names and terms for the model (Whisper's previous-text prompt; its last 224 tokens). */
+  readonly prompt?: string | undefined
+  /** `translate`: English text from speech in any language (multilingual model). */
+  readonly task?: "transcribe" | "translate" | undefined
   /** Only the opening of the recording, in seconds. */
   readonly maxSeconds?: number | undefined
   /** Called with 0..100 as the pipeline advances. */
@@ -67,7 +71,9 @@ export class Verbatim extends Context.Service<Verbatim, {
             path: file,
             language: options.language ?? "auto",
             wordTimestamps: options.words ?? false,
-            maxSeconds: options.maxSeconds
+            maxSeconds: options.maxSeconds,
+            ...(options.prompt === undefined ? {} : { prompt: options.prompt }),
+            ...(options.task === undefined ? {} : { task: options.task })
           },
           (progress) => Effect.sync(() => options.onProgress?.(progress))
         )

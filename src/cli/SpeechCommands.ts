@@ -105,6 +105,14 @@ const transcribeCommand = Command.make(
     ),
     words: Flag.Boolean("words").pipe(Flag.withDescription("Per-word times (json only)"), Flag.withDefault(false)),
     diarize: Flag.Boolean("diarize").pipe(Flag.withDescription("Label segments with speakers"), Flag.withDefault(false)),
+    prompt: Flag.String("prompt").pipe(
+      Flag.withDescription("Names and terms the recording uses, e.g. \"Laura Bennett, Priya\" (Whisper's prompt; its last 224 tokens)"),
+      Flag.optional
+    ),
+    translate: Flag.Boolean("translate").pipe(
+      Flag.withDescription("English text from speech in any language (needs a multilingual model, e.g. whisper-base)"),
+      Flag.withDefault(false)
+    ),
     insights: Flag.Boolean("insights").pipe(
       Flag.withDescription(
         `Also make insights as JSON (${Object.keys(Insights.fields).filter((field) => field !== "providers").join(", ")})`
@@ -120,7 +128,11 @@ const transcribeCommand = Command.make(
       Flag.optional
     )
   },
-  Effect.fn(function*({ inputs, format, language, words, diarize, insights, json, out }) {
+  Effect.fn(function*({ inputs, format, language, words, diarize, prompt: promptFlag, translate, insights, json, out }) {
+    const modelOptions = {
+      ...(Option.isSome(promptFlag) ? { prompt: promptFlag.value } : {}),
+      ...(translate ? { task: "translate" as const } : {})
+    }
     const verbatim = yield* Verbatim
     const resolver = yield* LinkResolver
     const interactive = process.stderr.isTTY === true
@@ -145,12 +157,12 @@ const transcribeCommand = Command.make(
               yield* Console.error(`${input}: downloading ${resolved.mediaUrl}`)
               const downloaded = yield* resolver.download(resolved, path.join(dir, "media"))
               yield* checkContent(downloaded.path)
-              return yield* verbatim.transcribe(downloaded.path, { language, words, diarize, onProgress })
+              return yield* verbatim.transcribe(downloaded.path, { language, words, diarize, onProgress, ...modelOptions })
             }),
           (dir) => Effect.promise(() => fs.promises.rm(dir, { recursive: true, force: true }))
         )
         : fs.existsSync(input)
-        ? Effect.andThen(checkContent(input), verbatim.transcribe(input, { language, words, diarize, onProgress }))
+        ? Effect.andThen(checkContent(input), verbatim.transcribe(input, { language, words, diarize, onProgress, ...modelOptions }))
         : refuse("NO_SUCH_FILE", `There is no such file: ${input}.`)
       const result = yield* Effect.result(local)
       if (result._tag === "Failure") {

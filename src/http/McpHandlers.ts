@@ -68,6 +68,8 @@ const ToolHandlers = VerbatimTools.toLayer(Effect.gen(function*() {
       Effect.gen(function*() {
         const caller = yield* CurrentAccount
         yield* admission.creditCheck(caller, undefined, base)
+        yield* admission.checkTask(payload.task)
+        yield* admission.checkPrompt(payload.prompt)
         const resolved = yield* resolver.resolve(payload.url).pipe(
           Effect.mapError((refused) => ({ error: refused.message, code: refused.code }))
         )

@@ -12,6 +12,8 @@ export const linkJob = (
     readonly language?: string | undefined
     readonly diarize?: boolean | undefined
     readonly word_timestamps?: boolean | undefined
+    readonly prompt?: string | undefined
+    readonly task?: "transcribe" | "translate" | undefined
   },
   webhookUrl: string | null
 ): AdmitRequest["job"] => ({
@@ -27,6 +29,8 @@ export const linkJob = (
   language: options.language ?? "auto",
   diarize: options.diarize ?? false,
   wordTimestamps: options.word_timestamps ?? false,
+  prompt: options.prompt ?? null,
+  task: options.task ?? "transcribe",
   webhookUrl
 })
 
@@ -46,6 +50,8 @@ export const uploadJob = (
     readonly language: string
     readonly diarize: boolean
     readonly wordTimestamps: boolean
+    readonly prompt?: string | undefined
+    readonly task?: "transcribe" | "translate" | undefined
   },
   webhookUrl: string | null
 ): AdmitRequest["job"] => ({
@@ -62,5 +68,7 @@ export const uploadJob = (
   language: options.language,
   diarize: options.diarize,
   wordTimestamps: options.wordTimestamps,
+  prompt: options.prompt ?? null,
+  task: options.task ?? "transcribe",
   webhookUrl
 })

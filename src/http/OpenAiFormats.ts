@@ -17,9 +17,13 @@ const round = (seconds: number) => Math.round(seconds * 1000) / 1000
  * decoder statistics, so `tokens` is empty and the statistics are neutral), `words` when word
  * granularity was asked for, each with its `probability` (the stored word `confidence`) when known.
  */
-export const verboseJson = (transcript: Transcript, granularities: ReadonlySet<string>) => {
+export const verboseJson = (
+  transcript: Transcript,
+  granularities: ReadonlySet<string>,
+  task: "transcribe" | "translate" = "transcribe"
+) => {
   const answer: Record<string, unknown> = {
-    task: "transcribe",
+    task,
     language: transcript.language ?? "unknown",
     duration: round(transcript.duration),
     text: transcript.text

@@ -1,6 +1,7 @@
 /**
- * `POST /v1/audio/transcriptions`, OpenAI's audio transcription API, so OpenAI SDKs and tools
- * work unchanged against Verbatim. The key comes as `Authorization: Bearer` (on this route
+ * `POST /v1/audio/transcriptions` and `POST /v1/audio/translations`, OpenAI's audio API, so
+ * OpenAI SDKs and tools work unchanged against Verbatim. A translation is a job with
+ * `task=translate` (English text; the language is detected, so the form has no `language`). The key comes as `Authorization: Bearer` (on this route
  * only). The request is an ordinary job (source `api`): the same media checks, credit check,
  * concurrency cap and durable runner as `POST /v1/transcribe`; the handler only waits for
  * the job to end and answers in the requested `response_format`. The job stays listed and is
@@ -28,6 +29,7 @@ import { openAiError, renderedFormat, type ResponseFormat, responseFormats, verb
 import { publicBaseUrl } from "./PublicUrl.ts"
 
 export const openAiTranscriptionsPath = "/v1/audio/transcriptions"
+export const openAiTranslationsPath = "/v1/audio/translations"
 
 /** A refusal of this adapter's own (bad form fields), already in OpenAI's terms. */
 export class OpenAiRefusal extends Schema.TaggedError<OpenAiRefusal>()("OpenAiRefusal", {
@@ -48,10 +50,15 @@ interface Form {
   readonly format: ResponseFormat
   readonly language: string
   readonly granularities: ReadonlySet<string>
+  readonly prompt: string | undefined
+  readonly task: "transcribe" | "translate"
 }
 
-/** The form fields (everything but `file`), checked as OpenAI does. `prompt` and `temperature` are accepted and not used. */
-const readForm = (fields: Record<string, Array<string>>) =>
+/**
+ * The form fields (everything but `file`), checked as OpenAI does. `temperature` is accepted and
+ * not used. Translations take no `language` nor granularities (OpenAI's form): ignored if sent.
+ */
+const readForm = (fields: Record<string, Array<string>>, task: "transcribe" | "translate") =>
   Effect.gen(function*() {
     const one = (name: string) => fields[name]?.[0]?.trim()
     const model = one("model")
@@ -60,7 +67,7 @@ const readForm = (fields: Record<string, Array<string>>) =>
     if (!responseFormats.includes(format)) {
       return yield* invalid("response_format", `response_format must be one of ${responseFormats.join(", ")}`)
     }
-    const language = one("language") ?? "auto"
+    const language = task === "translate" ? "auto" : one("language") ?? "auto"
     if (!isLanguage(language)) {
       return yield* invalid(
         "language",
@@ -71,13 +78,16 @@ const readForm = (fields: Record<string, Array<string>>) =>
     if (temperature !== undefined && !(Number(temperature) >= 0 && Number(temperature) <= 1)) {
       return yield* invalid("temperature", "temperature must be a number between 0 and 1")
     }
-    const granularities = new Set([...(fields["timestamp_granularities[]"] ?? []), ...(fields["timestamp_granularities"] ?? [])])
+    const granularities = task === "translate"
+      ? new Set<string>()
+      : new Set([...(fields["timestamp_granularities[]"] ?? []), ...(fields["timestamp_granularities"] ?? [])])
     for (const value of granularities) {
       if (value !== "segment" && value !== "word") {
         return yield* invalid("timestamp_granularities[]", "timestamp_granularities[] takes segment and/or word")
       }
     }
-    return { format, language, granularities } satisfies Form
+    const prompt = fields["prompt"]?.[0]
+    return { format, language, granularities, prompt: prompt?.trim() === "" ? undefined : prompt, task } satisfies Form
   })
 
 /** A contract error's HTTP status (its class carries it). */
@@ -123,14 +133,14 @@ const handler = Effect.gen(function*() {
         return HttpServerResponse.jsonUnsafe(
           form.format === "json"
             ? { text: transcript.text, usage: { type: "duration", seconds: Math.ceil(transcript.duration) } }
-            : verboseJson(transcript, form.granularities)
+            : verboseJson(transcript, form.granularities, form.task)
         )
       }
       const read = yield* transcripts.read(caller, job, renderedFormat[form.format], base)
       if (read._tag === "Preview") return yield* Effect.die("a preview is only offered as json")
       return HttpServerResponse.uint8Array(read.rendered.body, { contentType: read.rendered.contentType })
     })
-  return (request: HttpServerRequest.HttpServerRequest) =>
+  return (task: "transcribe" | "translate") => (request: HttpServerRequest.HttpServerRequest) =>
     Effect.gen(function*() {
       const caller = yield* authenticate(request)
       if (Number(request.headers["content-length"] ?? 0) > maxFileBytes + 1024 * 1024) return yield* fileTooLarge()
@@ -163,9 +173,11 @@ const handler = Effect.gen(function*() {
           tooLarge: fileTooLarge,
           unreadable: () => invalid("file", "the multipart body could not be read")
         })
-        const form = yield* readForm(fields)
+        const form = yield* readForm(fields, task)
         // The configured model's own list (an English-only model takes `en` and `auto`).
         yield* admission.checkLanguage(form.language).pipe(Effect.mapError((refused) => invalid("language", refused.error)))
+        yield* admission.checkTask(form.task).pipe(Effect.mapError((refused) => invalid("model", refused.error)))
+        yield* admission.checkPrompt(form.prompt).pipe(Effect.mapError((refused) => invalid("prompt", refused.error)))
         if (file === undefined) return yield* invalid("file", "you must provide a file parameter")
         const duration = yield* intake.checkDuration(file.key)
         yield* admission.creditCheck(caller, duration, publicBaseUrl(config, request))
@@ -180,7 +192,14 @@ const handler = Effect.gen(function*() {
         job: uploadJob(
           jobId,
           uploaded,
-          { source: "api", language: form.language, diarize: false, wordTimestamps: form.granularities.has("word") },
+          {
+            source: "api",
+            language: form.language,
+            diarize: false,
+            wordTimestamps: form.granularities.has("word"),
+            prompt: form.prompt,
+            task: form.task
+          },
           null
         )
       })
@@ -203,5 +222,9 @@ const handler = Effect.gen(function*() {
 })
 
 export const OpenAiRoutes = HttpRouter.use((router) =>
-  Effect.flatMap(handler, (handle) => router.add("POST", openAiTranscriptionsPath, handle))
+  Effect.flatMap(handler, (handle) =>
+    Effect.andThen(
+      router.add("POST", openAiTranscriptionsPath, handle("transcribe")),
+      router.add("POST", openAiTranslationsPath, handle("translate"))
+    ))
 )

@@ -31,8 +31,10 @@ const fieldsToOptions = (fields: Record<string, string>) => {
     if (name === "diarize" || name === "word_timestamps") {
       const lower = value.trim().toLowerCase()
       options[name] = lower === "true" || lower === "1" ? true : lower === "false" || lower === "0" ? false : value
-    } else if (name === "language" || name === "source" || name === "webhook_url") {
+    } else if (name === "language" || name === "source" || name === "webhook_url" || name === "task") {
       options[name] = value.trim()
+    } else if (name === "prompt") {
+      options[name] = value
     }
   }
   return options
@@ -108,6 +110,8 @@ export const SubmitHandlers = HttpApiBuilder.group(
             Effect.tapError(() => release)
           )
           yield* admission.checkLanguage(options.language).pipe(Effect.tapError(() => release))
+          yield* admission.checkTask(options.task).pipe(Effect.tapError(() => release))
+          yield* admission.checkPrompt(options.prompt).pipe(Effect.tapError(() => release))
           if (file === undefined) {
             return yield* new ValidationFailed({
               error: "The request has no file: send it as the multipart part `file`.",
@@ -129,7 +133,9 @@ export const SubmitHandlers = HttpApiBuilder.group(
               source: options.source ?? "upload",
               language: options.language ?? "auto",
               diarize: options.diarize ?? false,
-              wordTimestamps: options.word_timestamps ?? false
+              wordTimestamps: options.word_timestamps ?? false,
+              prompt: options.prompt,
+              task: options.task
             }, webhookUrl)
           })
           return admittedResponse(admitted)
@@ -139,6 +145,8 @@ export const SubmitHandlers = HttpApiBuilder.group(
           const caller = yield* CurrentCaller
           const idempotencyKey = yield* admission.checkIdempotencyKey(headers["idempotency-key"])
           yield* admission.checkLanguage(payload.language)
+          yield* admission.checkTask(payload.task)
+          yield* admission.checkPrompt(payload.prompt)
           const webhookUrl = yield* admission.checkWebhook(caller, payload.webhook_url)
           yield* admission.creditCheck(caller, undefined, publicBaseUrl(config, request))
           const resolved = yield* resolver.resolve(payload.url).pipe(

@@ -82,6 +82,8 @@ export const UploadHandlers = HttpApiBuilder.group(
           const extension = yield* intake.accept(payload.filename, contentType)
           if (payload.size_bytes > maxFileBytes) return yield* fileTooLarge()
           yield* admission.checkLanguage(payload.language)
+          yield* admission.checkTask(payload.task)
+          yield* admission.checkPrompt(payload.prompt)
           yield* admission.checkWebhook(caller, payload.webhook_url)
           yield* admission.creditCheck(caller, undefined, baseUrl)
           const jobId = JobId.make(crypto.randomUUID())
@@ -102,6 +104,8 @@ export const UploadHandlers = HttpApiBuilder.group(
             diarize: payload.diarize ?? false,
             word_timestamps: payload.word_timestamps ?? false,
             source: payload.source ?? "upload",
+            ...(payload.prompt === undefined ? {} : { prompt: payload.prompt }),
+            ...(payload.task === undefined ? {} : { task: payload.task }),
             ...(payload.webhook_url === undefined ? {} : { webhook_url: payload.webhook_url })
           }
           const ticket = yield* tickets.create({
@@ -144,6 +148,9 @@ export const UploadHandlers = HttpApiBuilder.group(
             String((ticket.options as Record<string, unknown>)["language"] ?? "auto"),
             ["body", "options", "language"]
           )
+          const ticketOptions = ticket.options as Record<string, unknown>
+          yield* admission.checkTask(ticketOptions["task"] as string | undefined, ["body", "options", "task"])
+          yield* admission.checkPrompt(ticketOptions["prompt"] as string | undefined, ["body", "options", "prompt"])
           const now = yield* Clock.currentTimeMillis
           if (ticket.received_bytes === null) {
             if (now > ticket.expires_at.getTime()) {
@@ -177,6 +184,8 @@ export const UploadHandlers = HttpApiBuilder.group(
             diarize: boolean
             word_timestamps: boolean
             source: "upload" | "url" | "recording" | "api"
+            prompt?: string
+            task?: "transcribe" | "translate"
             webhook_url?: string
           }
           const webhookUrl = yield* admission.checkWebhook(caller, options.webhook_url)
@@ -199,6 +208,8 @@ export const UploadHandlers = HttpApiBuilder.group(
               language: options.language,
               diarize: options.diarize,
               wordTimestamps: options.word_timestamps,
+              prompt: options.prompt ?? null,
+              task: options.task ?? "transcribe",
               webhookUrl
             }
           })

@@ -88,7 +88,7 @@ describe("MCP endpoint", () => {
     ])
     const submit = tools.find((tool) => tool.name === "submit_link")!
     expect(submit.inputSchema.required).toEqual(["url"])
-    expect(Object.keys(submit.inputSchema.properties ?? {})).toEqual(["url", "language", "diarize", "word_timestamps"])
+    expect(Object.keys(submit.inputSchema.properties ?? {})).toEqual(["url", "language", "diarize", "word_timestamps", "prompt", "task"])
   })
 
   it("speaks protocol 2025-03-26 as well", async () => {
@@ -211,6 +211,13 @@ describe("MCP endpoint", () => {
     const refused = failureOf(await call(client, "submit_link", { url: "not a link at all" }))
     expect(refused.code).toBe("BAD_URL")
     expect(refused.error.length).toBeGreaterThan(10)
+    // The server's model (whisper-tiny.en) is English-only: no translation, refused before the link is fetched.
+    const translate = failureOf(await call(client, "submit_link", { url: `${links.origin}/media/talk.wav`, task: "translate" }))
+    expect(translate.code).toBe("VALIDATION_FAILED")
+    expect(translate.error).toContain("English-only")
+    const long = failureOf(await call(client, "submit_link", { url: `${links.origin}/media/talk.wav`, prompt: "a ".repeat(225) }))
+    expect(long).toMatchObject({ code: "VALIDATION_FAILED" })
+    expect(long.error).toContain("225 tokens")
     const missing = failureOf(await call(client, "transcript", { job_id: crypto.randomUUID() }))
     expect(missing).toMatchObject({ code: "NOT_FOUND" })
     // Parameters that do not match the contract Schema never reach the service.

@@ -157,7 +157,7 @@ export const truthfulDocument = (api: ApiGroups) => OpenApi.annotations({
       [bearerScheme]: {
         type: "http",
         scheme: "bearer",
-        description: "The API key as `Authorization: Bearer <key>`: only on `/mcp` and `/v1/audio/transcriptions`."
+        description: "The API key as `Authorization: Bearer <key>`: only on `/mcp` and `/v1/audio/transcriptions` / `/v1/audio/translations`."
       }
     }
     for (const edge of edgeAnswers) schemas[edge.name] ??= edge.schema

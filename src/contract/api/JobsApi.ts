@@ -46,6 +46,15 @@ const options = {
   language: Schema.optionalKey(Language),
   diarize: Schema.optionalKey(Schema.Boolean),
   word_timestamps: Schema.optionalKey(Schema.Boolean),
+  prompt: Schema.optionalKey(Schema.String.annotate({
+    description: "Names, terms and spelling the recording uses (\"Laura Bennett, Samuel Ortiz, Priya\"), up to 224 " +
+      "tokens of the model's tokenizer (longer: 422). Whisper's previous-text prompt, as faster-whisper's " +
+      "`initial_prompt`: given before every 30-second window (windows decoded together in a batch all get it)."
+  })),
+  task: Schema.optionalKey(Schema.Literals(["transcribe", "translate"]).annotate({
+    description: "`transcribe` (default) or `translate`: English text from speech in any language; the job's " +
+      "`language` is the detected source language. Needs a multilingual model (422 on whisper-tiny.en)."
+  })),
   source: Schema.optionalKey(JobSource),
   webhook_url: Schema.optionalKey(Schema.String.check(Schema.isBetweenLength(8, 2000)).annotate({
     description: "Enterprise plan only: where `job.done` / `job.failed` events are POSTed."
@@ -114,7 +123,7 @@ export class SubmitApi extends HttpApiGroup.make("submit")
     }).annotateMerge(OpenApi.annotations({
       summary: "Submit a file (multipart)",
       description: "multipart/form-data with `file` plus the shared options as fields (`language`, " +
-        "`diarize`, `word_timestamps`, `source`, `webhook_url`). The file is streamed to storage. " +
+        "`diarize`, `word_timestamps`, `prompt`, `task`, `source`, `webhook_url`). The file is streamed to storage. " +
         "200 with `X-Idempotent-Replay: true` on an idempotent replay."
     })).annotateMerge(replayHeader),
     HttpApiEndpoint.post("url", "/v1/transcribe/url", {

@@ -2,7 +2,7 @@
  * The routes served beside the HttpApi (plain router routes, see layers/App.ts), described for
  * `/openapi.json` so the document lists every path the server answers:
  * - `GET /readyz`, `GET /metrics` (src/http/OpsRoutes.ts);
- * - `POST /v1/audio/transcriptions`, OpenAI's audio API (src/http/OpenAiTranscriptions.ts);
+ * - `POST /v1/audio/transcriptions` and `/v1/audio/translations`, OpenAI's audio API (src/http/OpenAiTranscriptions.ts);
  * - `POST` / `DELETE /mcp`, the Streamable HTTP MCP endpoint (src/http/McpHandlers.ts).
  * Their handlers write these shapes by hand, so they are JSON Schema here; what the request
  * edge adds to every route (403 browsers, 422 query strings, 413 bodies, 500, 503) is added by
@@ -53,7 +53,7 @@ const openAiError = closed({
 const seconds = { type: "number", minimum: 0 }
 
 const verboseJson = closed({
-  task: { const: "transcribe" },
+  task: { type: "string", enum: ["transcribe", "translate"] },
   language: string,
   duration: seconds,
   text: string,
@@ -81,13 +81,77 @@ const openAiForm = {
     file: { type: "string", contentMediaType: "application/octet-stream", description: "The recording (same formats and limits as `POST /v1/transcribe`)." },
     model: { ...string, description: "Required by OpenAI's clients; any value (the server's configured model transcribes)." },
     language: { ...string, description: "ISO-639-1 code, or `auto`." },
-    prompt: { ...string, description: "Accepted, not used." },
+    prompt: {
+      ...string,
+      description: "Names, terms and spelling the recording uses, up to 224 tokens of the model's tokenizer (longer: 400 " +
+        "`invalid_value`): Whisper's previous-text prompt before every window, as the job option `prompt`."
+    },
     response_format: { type: "string", enum: ["json", "text", "srt", "verbose_json", "vtt"], default: "json" },
     temperature: { type: "number", minimum: 0, maximum: 1, description: "Accepted, not used." },
     "timestamp_granularities[]": { type: "array", items: { type: "string", enum: ["segment", "word"] } }
   },
   required: ["file", "model"]
 }
+
+/** `POST /v1/audio/translations`: OpenAI's form without `language` (the source is detected) nor granularities. */
+const openAiTranslationForm = {
+  ...openAiForm,
+  properties: {
+    file: openAiForm.properties.file,
+    model: openAiForm.properties.model,
+    prompt: { ...string, description: "As for transcriptions; in English, as OpenAI advises for translations." },
+    response_format: openAiForm.properties.response_format,
+    temperature: openAiForm.properties.temperature
+  }
+}
+
+/** One of OpenAI's audio routes: multipart form in, the transcript (or OpenAI's error body) out. */
+const openAiAudio = (operationId: string, summary: string, intro: string, form: object) => ({
+  post: {
+    tags: ["OpenAI-compatible"],
+    operationId,
+    summary,
+    description: intro + " The key as `Authorization: Bearer`. The file becomes an ordinary job " +
+      "(source `api`, charged and listed like any other); the request waits for it to end. Refusals use OpenAI's " +
+      "error body with Verbatim's HTTP status.",
+    security: [{ [bearerScheme]: [] }],
+    requestBody: { required: true, content: { "multipart/form-data": { schema: form } } },
+    responses: {
+      "200": {
+        description: "The transcript in `response_format`",
+        headers: { "x-verbatim-job-id": { description: "The job that transcribed the file.", schema: { type: "string", format: "uuid" } } },
+        content: {
+          "application/json": {
+            schema: {
+              anyOf: [
+                closed({ text: string, usage: closed({ type: { const: "duration" }, seconds: { type: "integer", minimum: 0 } }) }),
+                verboseJson
+              ]
+            }
+          },
+          "text/plain": { schema: string },
+          "application/x-subrip": { schema: string },
+          "text/vtt": { schema: string }
+        }
+      },
+      ...Object.fromEntries(
+        ([
+          [400, "A form field OpenAI would refuse, a body that is not multipart, or a job that failed on its media"],
+          [401, "No key, or not a valid one"],
+          [402, "No credit, or the transcript is locked"],
+          [403, "The account may not do this"],
+          [404, "The job was deleted while the request waited"],
+          [409, "The transcript is not available"],
+          [413, "The file is over the size or duration limit"],
+          [415, "Not a supported media file"],
+          [422, "A field that cannot be stored"],
+          [429, "Rate limit or concurrency cap (with `Retry-After`)"],
+          [503, "The job failed for a reason a retry can fix"]
+        ] as const).map(([status, description]) => [String(status), { description, content: json(openAiError) }])
+      )
+    }
+  }
+})
 
 /** A JSON-RPC 2.0 message as sent by the MCP server (a response, or an error with `id` null when none could be read). */
 const jsonRpcMessage = {
@@ -174,52 +238,19 @@ export const plainRoutes = (ref: ErrorRef): Record<string, Json> => ({
       }
     }
   },
-  "/v1/audio/transcriptions": {
-    post: {
-      tags: ["OpenAI-compatible"],
-      operationId: "openai.transcriptions",
-      summary: "Transcribe a file, answering like OpenAI's audio API",
-      description: "For OpenAI SDKs and tools: the key as `Authorization: Bearer`. The file becomes an ordinary job " +
-        "(source `api`, charged and listed like any other); the request waits for it to end. Refusals use OpenAI's " +
-        "error body with Verbatim's HTTP status.",
-      security: [{ [bearerScheme]: [] }],
-      requestBody: { required: true, content: { "multipart/form-data": { schema: openAiForm } } },
-      responses: {
-        "200": {
-          description: "The transcript in `response_format`",
-          headers: { "x-verbatim-job-id": { description: "The job that transcribed the file.", schema: { type: "string", format: "uuid" } } },
-          content: {
-            "application/json": {
-              schema: {
-                anyOf: [
-                  closed({ text: string, usage: closed({ type: { const: "duration" }, seconds: { type: "integer", minimum: 0 } }) }),
-                  verboseJson
-                ]
-              }
-            },
-            "text/plain": { schema: string },
-            "application/x-subrip": { schema: string },
-            "text/vtt": { schema: string }
-          }
-        },
-        ...Object.fromEntries(
-          ([
-            [400, "A form field OpenAI would refuse, a body that is not multipart, or a job that failed on its media"],
-            [401, "No key, or not a valid one"],
-            [402, "No credit, or the transcript is locked"],
-            [403, "The account may not do this"],
-            [404, "The job was deleted while the request waited"],
-            [409, "The transcript is not available"],
-            [413, "The file is over the size or duration limit"],
-            [415, "Not a supported media file"],
-            [422, "A field that cannot be stored"],
-            [429, "Rate limit or concurrency cap (with `Retry-After`)"],
-            [503, "The job failed for a reason a retry can fix"]
-          ] as const).map(([status, description]) => [String(status), { description, content: json(openAiError) }])
-        )
-      }
-    }
-  },
+  "/v1/audio/transcriptions": openAiAudio(
+    "openai.transcriptions",
+    "Transcribe a file, answering like OpenAI's audio API",
+    "For OpenAI SDKs and tools.",
+    openAiForm
+  ),
+  "/v1/audio/translations": openAiAudio(
+    "openai.translations",
+    "Translate a file's speech into English text, answering like OpenAI's audio API",
+    "For OpenAI SDKs and tools: Whisper's translate task (needs a multilingual model; 400 on an English-only one). " +
+      "The job reports the detected source language (`language` in verbose_json).",
+    openAiTranslationForm
+  ),
   "/mcp": {
     post: {
       tags: ["MCP"],

@@ -38,7 +38,9 @@ export const SubmitLink = Tool.make("submit_link", {
     url: Schema.String.check(Schema.isBetweenLength(8, 2000)),
     language: SubmitOptions.fields.language,
     diarize: SubmitOptions.fields.diarize,
-    word_timestamps: SubmitOptions.fields.word_timestamps
+    word_timestamps: SubmitOptions.fields.word_timestamps,
+    prompt: SubmitOptions.fields.prompt,
+    task: SubmitOptions.fields.task
   }),
   success: SubmitAnswer
 }).annotate(Tool.OpenWorld, true)
