@@ -1,13 +1,25 @@
 /**
- * Agglomerative clustering of L2-normalised embeddings, average linkage on cosine similarity,
- * with no number of clusters given: two clusters merge while the mean cosine similarity over
- * all their cross pairs is at least `threshold` (pure, no model inside).
+ * Agglomerative clustering of L2-normalised embeddings, average linkage on cosine similarity:
+ * two clusters merge while the mean cosine similarity over all their cross pairs is at least
+ * `threshold` (pure, no model inside).
  *
  * The full dendrogram is built with the nearest-neighbour chain algorithm (exact for average
  * linkage, which is reducible; O(n²) time, one n×n float32 matrix), and cut at `threshold`:
  * average linkage has no inversions, so the cut applies exactly the merges whose similarity is
  * at least `threshold`, as the greedy algorithm would.
+ *
+ * Speaker hints (`min`/`max` clusters, from `min_speakers`/`max_speakers`): the cut moves. Each
+ * merge applied removes one cluster, and merges apply from the most similar down, so the number of
+ * clusters is chosen by how many merges apply: above `max` after the threshold, the next most
+ * similar merges apply too (the closest clusters join) until `max` remain; below `min`, the least
+ * similar applied merges are undone (the dendrogram is cut further down) until `min` remain —
+ * never more clusters than items.
  */
+export interface ClusterBounds {
+  readonly min?: number | undefined
+  readonly max?: number | undefined
+}
+
 
 export const cosine = (a: Float32Array, b: Float32Array): number => {
   let dot = 0
@@ -27,7 +39,7 @@ export const cosine = (a: Float32Array, b: Float32Array): number => {
  * Cluster index per item (0-based, numbered by each cluster's first item). Items are
  * expected to be L2-normalised (cosine is then a dot product, recomputed exactly anyway).
  */
-export const averageLinkage = (items: ReadonlyArray<Float32Array>, threshold: number): Array<number> => {
+export const averageLinkage = (items: ReadonlyArray<Float32Array>, threshold: number, bounds: ClusterBounds = {}): Array<number> => {
   const n = items.length
   if (n === 0) return []
   const sim = new Float32Array(n * n)
@@ -40,15 +52,8 @@ export const averageLinkage = (items: ReadonlyArray<Float32Array>, threshold: nu
   }
   const size = new Array<number>(n).fill(1)
   const active = new Array<boolean>(n).fill(true)
-  // Union–find over items: a merge above the threshold joins its two representatives.
-  const parent = Array.from({ length: n }, (_, i) => i)
-  const find = (i: number): number => {
-    while (parent[i] !== i) {
-      parent[i] = parent[parent[i]!]!
-      i = parent[i]!
-    }
-    return i
-  }
+  // The dendrogram: each merge joins the clusters represented by items a and b at similarity sim.
+  const merges: Array<{ readonly a: number; readonly b: number; readonly sim: number }> = []
   const chain: Array<number> = []
   let remaining = n
   while (remaining > 1) {
@@ -72,7 +77,7 @@ export const averageLinkage = (items: ReadonlyArray<Float32Array>, threshold: nu
     }
     chain.length -= 2
     const b = previous
-    if (bestSim >= threshold) parent[find(b)] = find(a)
+    merges.push({ a, b, sim: bestSim })
     // Lance–Williams update for average linkage; the merged cluster keeps index a.
     const na = size[a]!
     const nb = size[b]!
@@ -86,6 +91,23 @@ export const averageLinkage = (items: ReadonlyArray<Float32Array>, threshold: nu
     active[b] = false
     remaining--
   }
+  // Most similar first; on equal similarity in recorded order, so a cluster forms before it merges on.
+  const order = merges.map((m, k) => ({ ...m, k })).sort((x, y) => y.sim - x.sim || x.k - y.k)
+  let applied = order.filter((m) => m.sim >= threshold).length
+  const max = bounds.max === undefined ? n : Math.max(1, Math.min(n, Math.floor(bounds.max)))
+  const min = bounds.min === undefined ? 1 : Math.max(1, Math.min(n, Math.floor(bounds.min)))
+  if (n - applied > max) applied = n - max
+  if (n - applied < min) applied = n - min
+  // Union–find over items: each applied merge joins its two representatives.
+  const parent = Array.from({ length: n }, (_, i) => i)
+  const find = (i: number): number => {
+    while (parent[i] !== i) {
+      parent[i] = parent[parent[i]!]!
+      i = parent[i]!
+    }
+    return i
+  }
+  for (const m of order.slice(0, applied)) parent[find(m.b)] = find(m.a)
   const ids = new Map<number, number>()
   return items.map((_, i) => {
     const root = find(i)

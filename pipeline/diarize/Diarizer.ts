@@ -32,7 +32,7 @@
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import type { SpeechSpan } from "../vad/VoiceActivity.ts"
-import { averageLinkage, cosine } from "./Clustering.ts"
+import { averageLinkage, type ClusterBounds, cosine } from "./Clustering.ts"
 import { labelTurns, planWindows, type SpeakerTurn, toSampleRegions } from "./SpeechWindows.ts"
 import { type MelWindow, meanOf, normalize, VoiceEncoder, type VoiceEncoderOptions } from "./VoiceEncoder.ts"
 import { dbfs, makeMelExtractor, N_MELS, volumeGain } from "./VoiceFrontend.ts"
@@ -81,7 +81,9 @@ export class Diarizer extends Context.Service<Diarizer, {
    */
   readonly diarize: (
     pcm: Float32Array,
-    regions: ReadonlyArray<SpeechSpan>
+    regions: ReadonlyArray<SpeechSpan>,
+    /** Speaker hints: how many speakers there are at least / at most (see `averageLinkage`). */
+    speakers?: ClusterBounds
   ) => Effect.Effect<Array<SpeakerTurn>, DiarizationFailed>
 }>()("verbatim/pipeline/Diarizer") {
   /** Needs OnnxRuntime; the voice encoder is built from the same options. */
@@ -104,14 +106,15 @@ export const clusterEmbeddings = (
   embeddings: ReadonlyArray<Float32Array>,
   reliable: ReadonlyArray<boolean>,
   threshold: number,
-  maxWindows: number
+  maxWindows: number,
+  bounds: ClusterBounds = {}
 ): Array<number> => {
   const reliableIndices = embeddings.flatMap((_, i) => (reliable[i] ? [i] : []))
   const core = reliableIndices.length > 0 ? reliableIndices : embeddings.map((_, i) => i)
   const chosen = core.length <= maxWindows
     ? core
     : Array.from({ length: maxWindows }, (_, k) => core[Math.floor((k * core.length) / maxWindows)]!)
-  const chosenLabels = averageLinkage(chosen.map((i) => embeddings[i]!), threshold)
+  const chosenLabels = averageLinkage(chosen.map((i) => embeddings[i]!), threshold, bounds)
   if (chosen.length === embeddings.length) return chosenLabels
   const clusters = Math.max(...chosenLabels) + 1
   const centroids = Array.from({ length: clusters }, (_, c) =>
@@ -141,7 +144,7 @@ const make = (options: Settings) =>
     }
     const minClusterFrames = Math.round(options.minClusterSeconds * 100)
 
-    const diarize = Effect.fn("Diarizer.diarize")(function*(pcm: Float32Array, spans: ReadonlyArray<SpeechSpan>) {
+    const diarize = Effect.fn("Diarizer.diarize")(function*(pcm: Float32Array, spans: ReadonlyArray<SpeechSpan>, speakers: ClusterBounds = {}) {
       const regions = toSampleRegions(spans, pcm.length)
       const plans = planWindows(regions, windowOptions)
       if (plans.length === 0) return []
@@ -186,7 +189,7 @@ const make = (options: Settings) =>
       if (kept.length === 0) return []
       const keptPlans = kept.map((i) => plans[i]!)
       const reliable = keptPlans.map((p) => p.frames >= minClusterFrames)
-      const labels = clusterEmbeddings(kept.map((i) => embeddings[i]!), reliable, options.threshold, options.maxClusterWindows)
+      const labels = clusterEmbeddings(kept.map((i) => embeddings[i]!), reliable, options.threshold, options.maxClusterWindows, speakers)
       return labelTurns(regions, keptPlans, labels, options.mergeGapSeconds)
     })
 

@@ -18,6 +18,9 @@ import { DiarizationFailed, Diarizer, type SpeakerTurn } from "./Diarizer.ts"
 export interface DiarizeFileRequest {
   readonly path: string
   readonly maxSeconds?: number | undefined
+  /** Speaker hints: the number of speakers found is kept within [min, max] (see `averageLinkage`). */
+  readonly minSpeakers?: number | undefined
+  readonly maxSpeakers?: number | undefined
 }
 
 export class FileDiarizer extends Context.Service<FileDiarizer, {
@@ -54,7 +57,7 @@ export class FileDiarizer extends Context.Service<FileDiarizer, {
         }
         chunks.length = 0
         const summary = yield* vad.detect(Stream.make(pcm))
-        return yield* diarizer.diarize(pcm, summary.regions)
+        return yield* diarizer.diarize(pcm, summary.regions, { min: request.minSpeakers, max: request.maxSpeakers })
       })
 
       return FileDiarizer.of({ diarizeFile })

@@ -38,7 +38,10 @@ export const TranscriptionResult = Schema.Struct({
 /** A media file to diarize (decode, voice activity and the Diarizer all run in the worker). */
 export const DiarizeRequest = Schema.Struct({
   path: Schema.String,
-  maxSeconds: Schema.optional(Schema.Finite)
+  maxSeconds: Schema.optional(Schema.Finite),
+  /** Speaker hints (`min_speakers` / `max_speakers`), see `averageLinkage`. */
+  minSpeakers: Schema.optional(Schema.Int),
+  maxSpeakers: Schema.optional(Schema.Int)
 })
 
 /** Speaker turns in seconds, `SPEAKER_<nn>` in order of first appearance. */

@@ -19,6 +19,7 @@ import webhookClaims from "./migrations/0011_webhook_claims.ts"
 import people from "./migrations/0012_people.ts"
 import speakerNames from "./migrations/0013_speaker_names.ts"
 import chat from "./migrations/0014_chat.ts"
+import speakerHints from "./migrations/0016_speaker_hints.ts"
 import jobPromptTask from "./migrations/0015_job_prompt_task.ts"
 
 const run = Migrator.make({})
@@ -38,7 +39,8 @@ export const migrations = Migrator.fromRecord({
   "0012_people": people,
   "0013_speaker_names": speakerNames,
   "0014_chat": chat,
-  "0015_job_prompt_task": jobPromptTask
+  "0015_job_prompt_task": jobPromptTask,
+  "0016_speaker_hints": speakerHints
 })
 
 export const MigrationsLayer = Layer.effectDiscard(run({ loader: migrations, table: "verbatim_migrations" }))

@@ -70,7 +70,11 @@ export const DiarizeTask = Effect.gen(function*() {
       const path = yield* storage.localPath(job.object_key).pipe(
         Effect.mapError(() => new NotDiarized({ reason: "the media is missing from storage" }))
       )
-      return yield* diarizer.value.diarizeFile({ path, maxSeconds }).pipe(Effect.mapError((failed) => new NotDiarized({ reason: failed.reason })))
+      const hints = {
+        ...(job.min_speakers === null ? {} : { minSpeakers: job.min_speakers }),
+        ...(job.max_speakers === null ? {} : { maxSpeakers: job.max_speakers })
+      }
+      return yield* diarizer.value.diarizeFile({ path, maxSeconds, ...hints }).pipe(Effect.mapError((failed) => new NotDiarized({ reason: failed.reason })))
     })
 
   /** The staged outcome with speakers, or marked `failed` without them. */

@@ -27,6 +27,9 @@ export const JobRecord = Schema.Struct({
   resolved_media: Schema.NullOr(Schema.Union([ResolvedMedia, Schema.fromJsonString(ResolvedMedia)])),
   language_requested: Schema.String,
   diarize: Schema.Boolean,
+  /** Speaker hints for diarization (`min_speakers` / `max_speakers`); null without a bound. */
+  min_speakers: Schema.NullOr(Schema.Int),
+  max_speakers: Schema.NullOr(Schema.Int),
   /** How diarization ended (`done`/`failed`); null before, and without `diarize`. */
   diarization: Schema.NullOr(Schema.Literals(["done", "failed"])),
   word_timestamps: Schema.Boolean,
@@ -73,6 +76,9 @@ export interface NewJob {
   readonly resolvedMedia: ResolvedMedia | null
   readonly language: string
   readonly diarize: boolean
+  /** Speaker hints (see SpeakerHints); absent or null: no bound. */
+  readonly minSpeakers?: number | null | undefined
+  readonly maxSpeakers?: number | null | undefined
   readonly wordTimestamps: boolean
   readonly prompt?: string | null | undefined
   readonly task?: "transcribe" | "translate" | undefined

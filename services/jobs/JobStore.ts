@@ -114,6 +114,8 @@ export class JobStore extends Context.Service<JobStore, {
               resolved_media: job.resolvedMedia === null ? null : JSON.stringify(job.resolvedMedia),
               language_requested: job.language,
               diarize: job.diarize,
+              min_speakers: job.minSpeakers ?? null,
+              max_speakers: job.maxSpeakers ?? null,
               word_timestamps: job.wordTimestamps,
               prompt: job.prompt ?? null,
               task: job.task ?? "transcribe",

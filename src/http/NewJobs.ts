@@ -1,6 +1,7 @@
 /** The job rows the submit paths create (REST, MCP and the OpenAI route share them). */
 import type { AdmitRequest } from "../../services/intake/Admission.ts"
 import type { ResolvedMedia } from "../../services/links/LinkResolver.ts"
+import type { SpeakerHints } from "../../services/intake/SpeakerHints.ts"
 import { JobId } from "../contract/domain/Ids.ts"
 
 /** The new job for a resolved link (REST `POST /v1/transcribe/url` and the MCP `submit_link` tool). */
@@ -15,7 +16,8 @@ export const linkJob = (
     readonly prompt?: string | undefined
     readonly task?: "transcribe" | "translate" | undefined
   },
-  webhookUrl: string | null
+  webhookUrl: string | null,
+  speakers?: SpeakerHints
 ): AdmitRequest["job"] => ({
   id: JobId.make(crypto.randomUUID()),
   source: options.source ?? "url",
@@ -28,6 +30,7 @@ export const linkJob = (
   resolvedMedia: resolved,
   language: options.language ?? "auto",
   diarize: options.diarize ?? false,
+  ...speakers,
   wordTimestamps: options.word_timestamps ?? false,
   prompt: options.prompt ?? null,
   task: options.task ?? "transcribe",
@@ -53,7 +56,8 @@ export const uploadJob = (
     readonly prompt?: string | undefined
     readonly task?: "transcribe" | "translate" | undefined
   },
-  webhookUrl: string | null
+  webhookUrl: string | null,
+  speakers?: SpeakerHints
 ): AdmitRequest["job"] => ({
   id,
   source: options.source,
@@ -67,6 +71,7 @@ export const uploadJob = (
   resolvedMedia: null,
   language: options.language,
   diarize: options.diarize,
+  ...speakers,
   wordTimestamps: options.wordTimestamps,
   prompt: options.prompt ?? null,
   task: options.task ?? "transcribe",

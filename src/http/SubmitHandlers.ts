@@ -10,6 +10,7 @@ import { Admission, idempotencyFor } from "../../services/intake/Admission.ts"
 import { fileTooLarge, MediaIntake, mediaKeys } from "../../services/intake/MediaIntake.ts"
 import { LinkResolver } from "../../services/links/LinkResolver.ts"
 import { MediaStorage } from "../../services/storage/MediaStorage.ts"
+import { checkSpeakerHints } from "../../services/intake/SpeakerHints.ts"
 import { Api } from "../contract/api/Api.ts"
 import { LinkRefusedError, ValidationFailed } from "../contract/api/Errors.ts"
 import { maxFileBytes, SubmitOptions } from "../contract/api/JobsApi.ts"
@@ -28,7 +29,10 @@ const decodeOptions = Schema.decodeUnknownEffect(SubmitOptions)
 const fieldsToOptions = (fields: Record<string, string>) => {
   const options: Record<string, unknown> = {}
   for (const [name, value] of Object.entries(fields)) {
-    if (name === "diarize" || name === "word_timestamps") {
+    if (name === "min_speakers" || name === "max_speakers" || name === "speakers_expected") {
+      // Whole numbers become numbers; anything else stays text and fails the schema's check.
+      options[name] = /^\s*\d{1,3}\s*$/.test(value) ? Number(value) : value
+    } else if (name === "diarize" || name === "word_timestamps") {
       const lower = value.trim().toLowerCase()
       options[name] = lower === "true" || lower === "1" ? true : lower === "false" || lower === "0" ? false : value
     } else if (name === "language" || name === "source" || name === "webhook_url" || name === "task") {
@@ -110,6 +114,7 @@ export const SubmitHandlers = HttpApiBuilder.group(
             Effect.tapError(() => release)
           )
           yield* admission.checkLanguage(options.language).pipe(Effect.tapError(() => release))
+          const speakers = yield* checkSpeakerHints(options).pipe(Effect.tapError(() => release))
           yield* admission.checkTask(options.task).pipe(Effect.tapError(() => release))
           yield* admission.checkPrompt(options.prompt).pipe(Effect.tapError(() => release))
           if (file === undefined) {
@@ -136,7 +141,7 @@ export const SubmitHandlers = HttpApiBuilder.group(
               wordTimestamps: options.word_timestamps ?? false,
               prompt: options.prompt,
               task: options.task
-            }, webhookUrl)
+            }, webhookUrl, speakers)
           })
           return admittedResponse(admitted)
         }))
@@ -145,6 +150,7 @@ export const SubmitHandlers = HttpApiBuilder.group(
           const caller = yield* CurrentCaller
           const idempotencyKey = yield* admission.checkIdempotencyKey(headers["idempotency-key"])
           yield* admission.checkLanguage(payload.language)
+          const speakers = yield* checkSpeakerHints(payload)
           yield* admission.checkTask(payload.task)
           yield* admission.checkPrompt(payload.prompt)
           const webhookUrl = yield* admission.checkWebhook(caller, payload.webhook_url)
@@ -157,7 +163,7 @@ export const SubmitHandlers = HttpApiBuilder.group(
             caller,
             idempotency: idempotencyFor(caller, idempotencyKey, "transcribe_url"),
             release: Effect.void,
-            job: linkJob(payload.url, resolved, payload, webhookUrl)
+            job: linkJob(payload.url, resolved, payload, webhookUrl, speakers)
           })
           return admittedResponse(admitted)
         }))

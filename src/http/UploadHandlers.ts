@@ -6,6 +6,7 @@
 import { Clock, Effect, Option } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
+import { checkSpeakerHints } from "../../services/intake/SpeakerHints.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { IdempotencyKeys } from "../../services/jobs/IdempotencyKeys.ts"
 import { JobStore } from "../../services/jobs/JobStore.ts"
@@ -82,6 +83,7 @@ export const UploadHandlers = HttpApiBuilder.group(
           const extension = yield* intake.accept(payload.filename, contentType)
           if (payload.size_bytes > maxFileBytes) return yield* fileTooLarge()
           yield* admission.checkLanguage(payload.language)
+          const speakers = yield* checkSpeakerHints(payload)
           yield* admission.checkTask(payload.task)
           yield* admission.checkPrompt(payload.prompt)
           yield* admission.checkWebhook(caller, payload.webhook_url)
@@ -102,6 +104,9 @@ export const UploadHandlers = HttpApiBuilder.group(
           const options: Record<string, unknown> = {
             language: payload.language ?? "auto",
             diarize: payload.diarize ?? false,
+            // Stored resolved (speakers_expected as both bounds); commit echoes them unchanged.
+            ...(speakers.minSpeakers === null ? {} : { min_speakers: speakers.minSpeakers }),
+            ...(speakers.maxSpeakers === null ? {} : { max_speakers: speakers.maxSpeakers }),
             word_timestamps: payload.word_timestamps ?? false,
             source: payload.source ?? "upload",
             ...(payload.prompt === undefined ? {} : { prompt: payload.prompt }),
@@ -182,6 +187,8 @@ export const UploadHandlers = HttpApiBuilder.group(
           const options = ticket.options as {
             language: string
             diarize: boolean
+            min_speakers?: number
+            max_speakers?: number
             word_timestamps: boolean
             source: "upload" | "url" | "recording" | "api"
             prompt?: string
@@ -207,6 +214,8 @@ export const UploadHandlers = HttpApiBuilder.group(
               resolvedMedia: null,
               language: options.language,
               diarize: options.diarize,
+              minSpeakers: options.min_speakers ?? null,
+              maxSpeakers: options.max_speakers ?? null,
               wordTimestamps: options.word_timestamps,
               prompt: options.prompt ?? null,
               task: options.task ?? "transcribe",

@@ -42,9 +42,23 @@ export const JobIdParam = Schema.String.check(Schema.isUUID()).annotate({ descri
 
 export { Language } from "../domain/Languages.ts"
 
+/** A number of speakers for diarization's hints. */
+const SpeakerCount = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 20 }))
+
 const options = {
   language: Schema.optionalKey(Language),
   diarize: Schema.optionalKey(Schema.Boolean),
+  min_speakers: Schema.optionalKey(SpeakerCount.annotate({
+    description: "With `diarize=true`: at least this many speakers (1..20). Without diarize, or above " +
+      "`max_speakers`: 422."
+  })),
+  max_speakers: Schema.optionalKey(SpeakerCount.annotate({
+    description: "With `diarize=true`: at most this many speakers (1..20); the closest voices are merged."
+  })),
+  speakers_expected: Schema.optionalKey(SpeakerCount.annotate({
+    description: "With `diarize=true`: exactly this many speakers (1..20), i.e. `min_speakers` = " +
+      "`max_speakers`; not together with them."
+  })),
   word_timestamps: Schema.optionalKey(Schema.Boolean),
   prompt: Schema.optionalKey(Schema.String.annotate({
     description: "Names, terms and spelling the recording uses (\"Laura Bennett, Samuel Ortiz, Priya\"), up to 224 " +
