@@ -136,11 +136,17 @@ describe.skipIf(skip !== undefined)("website recording pages", () => {
   it("corrects a line, and the VTT download carries the correction", async () => {
     const { page } = owner
     await page.getByRole("button", { name: /^Edit the line at 0:00/ }).click()
+    // The field takes the focus; Escape leaves it unchanged, focus back on Edit.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.tagName)).toBe("TEXTAREA")
+    await page.keyboard.press("Escape")
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute("aria-label"))).toMatch(/^Edit the line at 0:00/)
+    await page.keyboard.press("Enter")
     const markup = "<img src=x onerror=window.__pwned=1>"
     await page.getByLabel(/^Text of the line at 0:00/).fill(`Good morning, dear colleagues. ${markup}`)
     await page.getByRole("button", { name: "Save", exact: true }).click()
     const line = page.locator("li.line", { hasText: "Good morning, dear colleagues." })
     await line.waitFor()
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute("aria-label"))).toMatch(/^Edit the line at 0:00/)
     // Text stays text: shown as typed, never parsed or run.
     expect(await line.locator(".text").textContent()).toBe(`Good morning, dear colleagues. ${markup}`)
     expect(await page.locator(".transcript img").count()).toBe(0)

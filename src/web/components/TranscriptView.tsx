@@ -43,6 +43,16 @@ const Line = memo(({ jobId, index, segment, playing, word, media, editable, onCo
   readonly onCorrected: (transcript: Transcript) => void
 }) => {
   const [draft, setDraft] = useState<string | undefined>(undefined)
+  const editButton = useRef<HTMLButtonElement>(null)
+  const field = useRef<HTMLTextAreaElement>(null)
+  const editing = draft !== undefined
+  const wasEditing = useRef(false)
+  useEffect(() => {
+    // Keyboard flow: the field takes the focus when editing starts; Edit gets it back after.
+    if (editing) field.current?.focus()
+    else if (wasEditing.current) editButton.current?.focus()
+    wasEditing.current = editing
+  }, [editing])
   const [saving, setSaving] = useState(false)
   const [error, setError] = useState<unknown>(undefined)
   const words = wordsOf(segment)
@@ -98,7 +108,10 @@ const Line = memo(({ jobId, index, segment, playing, word, media, editable, onCo
         : (
           <form class="edit" onSubmit={save}>
             <label class="visually-hidden" for={`line-${index}`}>Text of the line at {at}</label>
-            <textarea id={`line-${index}`} rows={3} value={draft} onInput={(event) => setDraft(event.currentTarget.value)} />
+            <textarea ref={field} id={`line-${index}`} rows={3} value={draft} onInput={(event) => setDraft(event.currentTarget.value)}
+              onKeyDown={(event) => {
+                if (event.key === "Escape" && !saving) setDraft(undefined)
+              }} />
             <div class="row">
               <button type="submit" class="primary" disabled={saving}>Save</button>
               <button type="button" disabled={saving} onClick={() => setDraft(undefined)}>Cancel</button>
@@ -107,7 +120,7 @@ const Line = memo(({ jobId, index, segment, playing, word, media, editable, onCo
           </form>
         )}
       {editable && draft === undefined && (
-        <button type="button" class="quiet edit-button" onClick={() => setDraft(segment.text)} aria-label={`Edit the line at ${at}`}>
+        <button ref={editButton} type="button" class="quiet edit-button" onClick={() => setDraft(segment.text)} aria-label={`Edit the line at ${at}`}>
           Edit
         </button>
       )}
