@@ -426,6 +426,55 @@ describe("routes beside the HttpApi, and the request edge on media routes", () =
     await call("POST", "/v1/audio/transcriptions?x=%00", 422, { headers: bearer(key), body: openAi({ model: "whisper-1" }) })
   })
 
+  it("prompt and task on the submit paths, and POST /v1/audio/translations (issue 26)", async () => {
+    const tooLong = "a ".repeat(225)
+    const names = "Laura Bennett, Samuel Ortiz, Priya, Coastline"
+    await call("POST", "/v1/transcribe", 202, { key, body: form(wav(), { prompt: names, task: "transcribe" }) })
+    expect((await call("POST", "/v1/transcribe", 422, { key, body: form(wav(), { prompt: tooLong }) })).body.detail[0].loc)
+      .toEqual(["body", "prompt"])
+    // This server's model is whisper-tiny.en: English-only, no translation.
+    expect((await call("POST", "/v1/transcribe", 422, { key, body: form(wav(), { task: "translate" }) })).body.detail[0].loc)
+      .toEqual(["body", "task"])
+    await call("POST", "/v1/transcribe", 422, { key, body: form(wav(), { task: "summarise" }) })
+    await call("POST", "/v1/transcribe/url", 422, { key, json: { url: "https://example.com/a.mp3", prompt: tooLong } })
+    await call("POST", "/v1/transcribe/url", 422, { key, json: { url: "https://example.com/a.mp3", task: "translate" } })
+    const ticket = await call("POST", "/v1/uploads/init", 200, {
+      key,
+      json: { filename: "a.wav", size_bytes: 100, prompt: names, task: "transcribe" }
+    })
+    expect(ticket.body.options).toMatchObject({ prompt: names, task: "transcribe" })
+    await call("POST", "/v1/uploads/init", 422, { key, json: { filename: "a.wav", size_bytes: 100, prompt: tooLong } })
+
+    const openAi = (fields: Record<string, string>) => form(wav(), fields)
+    await call("POST", "/v1/audio/transcriptions", 200, { headers: bearer(key), body: openAi({ model: "whisper-1", prompt: names }) })
+    expect((await call("POST", "/v1/audio/transcriptions", 400, { headers: bearer(key), body: openAi({ model: "whisper-1", prompt: tooLong }) }))
+      .body.error).toMatchObject({ code: "invalid_value", param: "prompt" })
+    expect((await call("POST", "/v1/audio/translations", 400, { headers: bearer(key), body: openAi({ model: "whisper-1" }) })).body.error.code)
+      .toBe("invalid_value")
+    await call("POST", "/v1/audio/translations", 401, { body: openAi({ model: "whisper-1" }) })
+    await call("POST", "/v1/audio/translations", 400, { headers: bearer(key), body: openAi({}) })
+
+    // A multilingual model translates: every answer of the route on a whisper-base server.
+    const multilingual = await startServer("openapi-translations", { model: "whisper-base" }, {
+      pipeline: makeStandIn({ delayMs: 20, steps: 1 }).layer
+    })
+    try {
+      const other = (await multilingual.account()).key
+      const url = `${multilingual.url}/v1/audio/translations`
+      const json = await call("POST", url, 200, { headers: bearer(other), body: openAi({ model: "whisper-1", prompt: names }) })
+      expect(json.body.text).toEqual(expect.any(String))
+      const verbose = await call("POST", url, 200, { headers: bearer(other), body: openAi({ model: "whisper-1", response_format: "verbose_json" }) })
+      expect(verbose.body.task).toBe("translate")
+      for (const format of ["text", "srt", "vtt"]) {
+        expect(typeof (await call("POST", url, 200, { headers: bearer(other), body: openAi({ model: "whisper-1", response_format: format }) })).body)
+          .toBe("string")
+      }
+      await call("POST", `${multilingual.url}/v1/transcribe`, 202, { key: other, body: form(wav(), { task: "translate" }) })
+    } finally {
+      await multilingual.close()
+    }
+  })
+
   it("POST and DELETE /mcp: a session from initialize to its end, and every refusal", async () => {
     const started = await call("POST", "/mcp", 200, { headers: { ...bearer(key), ...mcpHeaders }, json: initialize })
     expect(started.body.result.serverInfo.name).toBe("verbatim")
