@@ -18,7 +18,7 @@ import type { Transcript, TranscriptFormat } from "../../src/contract/domain/Tra
 import type { Insights } from "../../src/contract/domain/Insights.ts"
 import type { InsightsUnavailable, NotEnoughSpeech } from "../insights/InsightsErrors.ts"
 import { InsightsGenerator } from "../insights/InsightsGenerator.ts"
-import { type RenderedTranscript, TranscriptFormats } from "../TranscriptFormats.ts"
+import { type CaptionShape, type RenderedTranscript, TranscriptFormats } from "../TranscriptFormats.ts"
 
 export interface TranscribeOptions {
   /** `auto` (default) or an ISO 639-1 code. */
@@ -27,6 +27,9 @@ export interface TranscribeOptions {
   readonly words?: boolean | undefined
   /** Label segments with speakers (`SPEAKER_00`, …). */
   readonly diarize?: boolean | undefined
+  /** With `diarize`: at least / at most this many speakers (the server's `min_speakers` / `max_speakers`). */
+  readonly minSpeakers?: number | undefined
+  readonly maxSpeakers?: number | undefined
   /** Names and terms for the model (Whisper's previous-text prompt; its last 224 tokens). */
   readonly prompt?: string | undefined
   /** `translate`: English text from speech in any language (multilingual model). */
@@ -52,7 +55,8 @@ export class Verbatim extends Context.Service<Verbatim, {
     input: string | Uint8Array,
     options?: TranscribeOptions
   ): Effect.Effect<LocalTranscription, NoAudioInFile | TranscriptionFailed | DiarizationFailed>
-  render(transcript: Transcript, format: TranscriptFormat, filename?: string): Effect.Effect<RenderedTranscript>
+  /** `shape`: subtitle-sized srt/vtt cues, as the result's `max_chars_per_line` etc. (ignored by other formats). */
+  render(transcript: Transcript, format: TranscriptFormat, filename?: string, shape?: CaptionShape): Effect.Effect<RenderedTranscript>
   /** Summary, chapters, key points, action items (as `GET /v1/jobs/{id}/insights`); MiniLM loads on first use. */
   insights(transcript: Transcript): Effect.Effect<Insights, NotEnoughSpeech | InsightsUnavailable>
 }>()("verbatim/library/Verbatim") {
@@ -78,7 +82,12 @@ export class Verbatim extends Context.Service<Verbatim, {
           (progress) => Effect.sync(() => options.onProgress?.(progress))
         )
         const transcript = options.diarize === true && result.speechDetected
-          ? assignSpeakers(result.transcript, yield* diarizer.diarizeFile({ path: file, maxSeconds: options.maxSeconds }))
+          ? assignSpeakers(result.transcript, yield* diarizer.diarizeFile({
+            path: file,
+            maxSeconds: options.maxSeconds,
+            minSpeakers: options.minSpeakers,
+            maxSpeakers: options.maxSpeakers
+          }))
           : result.transcript
         return {
           transcript,
@@ -115,8 +124,13 @@ export class Verbatim extends Context.Service<Verbatim, {
         ))
       })
 
-      const render = Effect.fn("Verbatim.render")(function*(transcript: Transcript, format: TranscriptFormat, filename?: string) {
-        return yield* formats.render(transcript, format, filename === undefined ? {} : { filename })
+      const render = Effect.fn("Verbatim.render")(function*(
+        transcript: Transcript,
+        format: TranscriptFormat,
+        filename?: string,
+        shape?: CaptionShape
+      ) {
+        return yield* formats.render(transcript, format, filename === undefined ? {} : { filename }, shape)
       })
 
       const insights = Effect.fn("Verbatim.insights")(function*(transcript: Transcript) {

@@ -109,6 +109,31 @@ const transcribeCommand = Command.make(
       Flag.withDescription("Names and terms the recording uses, e.g. \"Laura Bennett, Priya\" (Whisper's prompt; its last 224 tokens)"),
       Flag.optional
     ),
+    minSpeakers: Flag.Int("min-speakers").pipe(
+      Flag.withDescription("With --diarize: at least this many speakers (1..20)"),
+      Flag.filter((n) => n >= 1 && n <= 20, (n) => `--min-speakers ${n} is outside 1..20`),
+      Flag.optional
+    ),
+    maxSpeakers: Flag.Int("max-speakers").pipe(
+      Flag.withDescription("With --diarize: at most this many speakers (1..20)"),
+      Flag.filter((n) => n >= 1 && n <= 20, (n) => `--max-speakers ${n} is outside 1..20`),
+      Flag.optional
+    ),
+    maxCharsPerLine: Flag.Int("max-chars-per-line").pipe(
+      Flag.withDescription("srt/vtt: at most this many characters per cue line (10..200; 2 lines a cue unless --max-lines-per-cue)"),
+      Flag.filter((n) => n >= 10 && n <= 200, (n) => `--max-chars-per-line ${n} is outside 10..200`),
+      Flag.optional
+    ),
+    maxLinesPerCue: Flag.Int("max-lines-per-cue").pipe(
+      Flag.withDescription("srt/vtt: at most this many lines per cue (1..5)"),
+      Flag.filter((n) => n >= 1 && n <= 5, (n) => `--max-lines-per-cue ${n} is outside 1..5`),
+      Flag.optional
+    ),
+    maxCueSeconds: Flag.Finite("max-cue-seconds").pipe(
+      Flag.withDescription("srt/vtt: no cue longer than this many seconds (1..30)"),
+      Flag.filter((n) => n >= 1 && n <= 30, (n) => `--max-cue-seconds ${n} is outside 1..30`),
+      Flag.optional
+    ),
     translate: Flag.Boolean("translate").pipe(
       Flag.withDescription("English text from speech in any language (needs a multilingual model, e.g. whisper-base)"),
       Flag.withDefault(false)
@@ -128,10 +153,32 @@ const transcribeCommand = Command.make(
       Flag.optional
     )
   },
-  Effect.fn(function*({ inputs, format, language, words, diarize, prompt: promptFlag, translate, insights, json, out }) {
+  Effect.fn(function*({ inputs, format, language, words, diarize, prompt: promptFlag, translate, insights, json, out, ...hints }) {
+    const minSpeakers = Option.getOrUndefined(hints.minSpeakers)
+    const maxSpeakers = Option.getOrUndefined(hints.maxSpeakers)
+    const shape = {
+      maxCharsPerLine: Option.getOrUndefined(hints.maxCharsPerLine),
+      maxLinesPerCue: Option.getOrUndefined(hints.maxLinesPerCue),
+      maxCueSeconds: Option.getOrUndefined(hints.maxCueSeconds)
+    }
+    // The server's rules: speaker hints need diarization, caption shaping needs srt or vtt.
+    const misuse = (minSpeakers !== undefined || maxSpeakers !== undefined) && !diarize
+      ? "--min-speakers and --max-speakers need --diarize"
+      : minSpeakers !== undefined && maxSpeakers !== undefined && minSpeakers > maxSpeakers
+      ? "--min-speakers is above --max-speakers"
+      : Object.values(shape).some((v) => v !== undefined) && format !== "srt" && format !== "vtt"
+      ? "--max-chars-per-line, --max-lines-per-cue and --max-cue-seconds shape subtitles: use them with --format srt or vtt"
+      : undefined
+    if (misuse !== undefined) {
+      yield* Console.error(`verbatim: ${misuse}`)
+      process.exitCode = 2
+      return
+    }
     const modelOptions = {
       ...(Option.isSome(promptFlag) ? { prompt: promptFlag.value } : {}),
-      ...(translate ? { task: "translate" as const } : {})
+      ...(translate ? { task: "translate" as const } : {}),
+      ...(minSpeakers === undefined ? {} : { minSpeakers }),
+      ...(maxSpeakers === undefined ? {} : { maxSpeakers })
     }
     const verbatim = yield* Verbatim
     const resolver = yield* LinkResolver
@@ -180,7 +227,7 @@ const transcribeCommand = Command.make(
           `language ${transcription.language ?? "-"}, speech ${(transcription.speechRatio * 100).toFixed(0)}%, ` +
           `${seconds.toFixed(1)} s (${(transcription.durationSeconds / seconds).toFixed(1)}× real time)`
       )
-      const rendered = yield* verbatim.render(transcription.transcript, format, isLink(input) ? undefined : path.basename(input))
+      const rendered = yield* verbatim.render(transcription.transcript, format, isLink(input) ? undefined : path.basename(input), shape)
       const target = outputPath(input, Option.getOrUndefined(out), several, json, rendered.extension)
       let inline: unknown = undefined
       if (target === undefined && json) {

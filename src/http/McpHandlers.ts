@@ -13,6 +13,7 @@ import { JobQueries } from "../../services/access/JobQueries.ts"
 import { AppConfig, type AppConfigShape } from "../../services/AppConfig.ts"
 import { Paywall } from "../../services/billing/Paywall.ts"
 import { Admission } from "../../services/intake/Admission.ts"
+import { checkSpeakerHints } from "../../services/intake/SpeakerHints.ts"
 import { makeJobView } from "../../services/jobs/JobViews.ts"
 import { LinkResolver } from "../../services/links/LinkResolver.ts"
 import { TranscriptAccess } from "../../services/transcripts/TranscriptAccess.ts"
@@ -70,6 +71,7 @@ const ToolHandlers = VerbatimTools.toLayer(Effect.gen(function*() {
         yield* admission.creditCheck(caller, undefined, base)
         yield* admission.checkTask(payload.task)
         yield* admission.checkPrompt(payload.prompt)
+        const speakers = yield* checkSpeakerHints(payload)
         const resolved = yield* resolver.resolve(payload.url).pipe(
           Effect.mapError((refused) => ({ error: refused.message, code: refused.code }))
         )
@@ -77,7 +79,7 @@ const ToolHandlers = VerbatimTools.toLayer(Effect.gen(function*() {
           caller,
           idempotency: undefined,
           release: Effect.void,
-          job: linkJob(payload.url, resolved, payload, null)
+          job: linkJob(payload.url, resolved, payload, null, speakers)
         })
         return admitted.answer
       }).pipe(refuse),

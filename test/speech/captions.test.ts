@@ -8,10 +8,12 @@
  * answer 422 with detail.
  */
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { accepted, expectError, request, submitFile, waitForJob } from "../support/jobsClient.ts"
-import { mediaDir } from "../support/paths.ts"
+import { mediaDir, modelsDir } from "../support/paths.ts"
+import { runCli } from "../support/process.ts"
 import { startServer, type TestServer } from "../support/server.ts"
 import { encodeWav, readWavPcm16 } from "../support/wav.ts"
 
@@ -193,3 +195,42 @@ describe("caption shaping", () => {
     }
   })
 })
+
+describe("the CLI's caption and speaker flags", () => {
+  const env = () => ({
+    VERBATIM_MODELS_DIR: modelsDir,
+    VERBATIM_MODEL: "whisper-tiny.en",
+    VERBATIM_DECODER: "wasm",
+    VERBATIM_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "verbatim-captions-cli-"))
+  })
+  const a01 = path.join(mediaDir, "a01_slt_budget.wav")
+
+  it("shapes srt cues with --max-chars-per-line and --max-lines-per-cue", async () => {
+    const result = await runCli(["transcribe", a01, "--format", "srt", "--max-chars-per-line", "20", "--max-lines-per-cue", "1"], env())
+    expect(result.code, result.stderr).toBe(0)
+    const cues = parseCues(result.stdout, "srt")
+    expect(cues.length).toBeGreaterThan(3)
+    for (const cue of cues) {
+      expect(cue.lines.length).toBe(1)
+      expect(cue.lines[0]!.length).toBeLessThanOrEqual(20)
+    }
+    expect(text(cues).toLowerCase()).toContain("budget")
+  }, 120_000)
+
+  it("refuses shaping without srt/vtt, speaker hints without --diarize, and out-of-range values (exit 2)", async () => {
+    for (const args of [
+      ["--format", "json", "--max-chars-per-line", "30"],
+      ["--max-speakers", "2"],
+      ["--diarize", "--min-speakers", "3", "--max-speakers", "2"],
+      ["--format", "srt", "--max-chars-per-line", "5"],
+      ["--diarize", "--max-speakers", "21"]
+    ]) {
+      const result = await runCli(["transcribe", a01, ...args], env())
+      expect(result.code, `${args.join(" ")}: ${result.stderr}`).toBe(2)
+      // Refused before any transcription (a flag error prints the command's help).
+      expect(result.stdout.toLowerCase()).not.toContain("budget")
+      expect(result.stderr).not.toContain("100%")
+    }
+  }, 120_000)
+})
+

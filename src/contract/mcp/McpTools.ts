@@ -38,6 +38,9 @@ export const SubmitLink = Tool.make("submit_link", {
     url: Schema.String.check(Schema.isBetweenLength(8, 2000)),
     language: SubmitOptions.fields.language,
     diarize: SubmitOptions.fields.diarize,
+    min_speakers: SubmitOptions.fields.min_speakers,
+    max_speakers: SubmitOptions.fields.max_speakers,
+    speakers_expected: SubmitOptions.fields.speakers_expected,
     word_timestamps: SubmitOptions.fields.word_timestamps,
     prompt: SubmitOptions.fields.prompt,
     task: SubmitOptions.fields.task
