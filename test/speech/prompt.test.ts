@@ -10,6 +10,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeTokenizer } from "../../pipeline/whisper/Tokenizer.ts"
 import { mediaDir, modelsDir } from "../support/paths.ts"
+import { runCli } from "../support/process.ts"
 import { startServer, type TestServer } from "../support/server.ts"
 
 let server: TestServer
@@ -50,14 +51,36 @@ const waitDone = async (jobId: string, timeoutMs = 150_000) => {
 
 const text = async (jobId: string) => (await server.get(`/v1/jobs/${jobId}/result?format=txt`, { "X-API-Key": key })).text()
 
+const tokenizerOf = (model: string) => {
+  const read = (file: string) => JSON.parse(fs.readFileSync(path.join(modelsDir, model, file), "utf8"))
+  return makeTokenizer(read("tokenizer.json"), read("generation_config.json"))
+}
+
 /** A prompt of exactly `n` tokens of tiny.en's tokenizer (" a" is one token), checked with the tokenizer itself. */
 const promptOf = (n: number) => {
-  const read = (file: string) => JSON.parse(fs.readFileSync(path.join(modelsDir, "whisper-tiny.en", file), "utf8"))
-  const tokenizer = makeTokenizer(read("tokenizer.json"), read("generation_config.json"))
+  const tokenizer = tokenizerOf("whisper-tiny.en")
   const prompt = Array.from({ length: n }, () => "a").join(" ")
   expect(tokenizer.encode(" " + prompt)).toHaveLength(n)
   return prompt
 }
+
+describe("Tokenizer.encode", () => {
+  it("gives GPT-2's ids on the English vocabulary and round-trips any text on both", () => {
+    // GPT-2's byte-level BPE, which whisper-tiny.en's vocabulary is: " Hello" 18435, " world" 995.
+    expect(tokenizerOf("whisper-tiny.en").encode(" Hello world")).toEqual([18435, 995])
+    for (const model of ["whisper-tiny.en", "whisper-base"]) {
+      const tokenizer = tokenizerOf(model)
+      for (const text of [" " + names, " It's 2026 — café, ñandú, 日本語; don't   stop!\n"]) {
+        const ids = tokenizer.encode(text)
+        expect(ids.every((id) => id < tokenizer.special.eot)).toBe(true)
+        expect(tokenizer.decode(ids)).toBe(text)
+      }
+    }
+    // The names cost 12 tokens in the multilingual vocabulary, 11 in the English one.
+    expect(tokenizerOf("whisper-base").encode(" " + names)).toHaveLength(12)
+    expect(tokenizerOf("whisper-tiny.en").encode(" " + names)).toHaveLength(11)
+  })
+})
 
 describe("prompt", () => {
   it("spells the interview's names as the prompt gives them (a08: Priya)", async () => {
@@ -132,4 +155,21 @@ describe("prompt", () => {
     expect(compat.status).toBe(400)
     expect((await compat.json() as { error: { code: string; message: string } }).error.code).toBe("invalid_value")
   })
+})
+
+describe("verbatim transcribe --prompt / --translate", () => {
+  const env = { VERBATIM_MODELS_DIR: modelsDir, VERBATIM_MODEL: "whisper-tiny.en", VERBATIM_DECODER: "wasm" }
+
+  it("spells the interview's names with --prompt", async () => {
+    const result = await runCli(["transcribe", path.join(mediaDir, "a08_interview_three_speakers.wav"), "--prompt", names], env)
+    expect(result.code).toBe(0)
+    expect(result.stdout.match(/Priya/g)?.length).toBe(2)
+    expect(result.stdout).toContain("Samuel Ortiz")
+  }, 120_000)
+
+  it("refuses --translate on an English-only model with a reason", async () => {
+    const result = await runCli(["transcribe", path.join(mediaDir, "a01_slt_budget.wav"), "--translate"], env)
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain("task=translate needs a multilingual model; whisper-tiny.en is English-only")
+  }, 60_000)
 })

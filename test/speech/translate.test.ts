@@ -12,7 +12,8 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import OpenAI, { toFile } from "openai"
 import { afterAll, beforeAll, expect, it } from "vitest"
-import { mediaDir } from "../support/paths.ts"
+import { mediaDir, modelsDir } from "../support/paths.ts"
+import { runCli } from "../support/process.ts"
 import { startServer, type TestServer } from "../support/server.ts"
 
 let server: TestServer
@@ -99,3 +100,12 @@ it("POST /v1/audio/translations answers English text with the openai client", as
   expect(wordsOf(result.text).filter((w) => spanish.includes(w))).toEqual([])
   expect(result.segments.length).toBeGreaterThan(0)
 }, 180_000)
+
+it("verbatim transcribe --translate writes English on whisper-base", async () => {
+  const env = { VERBATIM_MODELS_DIR: modelsDir, VERBATIM_MODEL: "whisper-base", VERBATIM_DECODER: "wasm" }
+  const result = await runCli(["transcribe", path.join(mediaDir, clip), "--translate"], env)
+  expect(result.code).toBe(0)
+  expect(result.stderr).toMatch(/language es/)
+  expect(wordsOf(result.stdout)).toContain("the")
+  expect(wordsOf(result.stdout).filter((w) => spanish.includes(w))).toEqual([])
+}, 120_000)
