@@ -12,6 +12,8 @@ import * as path from "node:path"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { TranscriptStore } from "../../services/jobs/TranscriptStore.ts"
+import { JobId } from "../../src/contract/domain/Ids.ts"
 import { rawRequest } from "../support/jobsClient.ts"
 import { startServer, type TestServer } from "../support/server.ts"
 import { makeStandIn, tinyWav } from "../support/standInPipeline.ts"
@@ -473,6 +475,41 @@ describe("routes beside the HttpApi, and the request edge on media routes", () =
     } finally {
       await multilingual.close()
     }
+  })
+
+  it("word confidence, caption shaping and speaker hints (issue 26)", async () => {
+    const id = (await call("POST", "/v1/transcribe", 202, { key, body: form(wav(), { diarize: "true", speakers_expected: "2" }) })).body.job_id
+    await waitSettled(id)
+    // The stand-in has no word times: the stored transcript gets words with their confidence.
+    const words = "Good morning everyone, today we review the quarterly budget and the hiring plan.".split(" ")
+      .map((text, i) => ({ start: i * 0.4, end: i * 0.4 + 0.35, text, confidence: 0.5 + i / 40 }))
+    await server.run(TranscriptStore.use((store) =>
+      store.save(JobId.make(id), {
+        text: words.map((w) => w.text).join(" "),
+        language: "en",
+        duration: 6,
+        speech_detected: true,
+        segments: [{ start: 0, end: 5.6, text: words.map((w) => w.text).join(" "), speaker: "SPEAKER_00", words }]
+      })
+    ))
+    const json = await call("GET", `/v1/jobs/${id}/result`, 200, { key })
+    expect(json.body.segments[0].words[1].confidence).toBeCloseTo(0.525)
+    for (const format of ["srt", "vtt"]) {
+      const shaped = await call("GET", `/v1/jobs/${id}/result?format=${format}&max_chars_per_line=20&max_lines_per_cue=2&max_cue_seconds=4`, 200, { key })
+      expect(shaped.body).toContain("budget")
+    }
+    for (const query of ["format=json&max_chars_per_line=42", "format=srt&max_chars_per_line=5", "format=vtt&max_lines_per_cue=9", "format=srt&max_cue_seconds=60"]) {
+      expect((await call("GET", `/v1/jobs/${id}/result?${query}`, 422, { key })).body.detail.length).toBeGreaterThan(0)
+    }
+    await call("POST", "/v1/transcribe", 422, { key, body: form(wav(), { max_speakers: "2" }) })
+    await call("POST", "/v1/transcribe", 422, { key, body: form(wav(), { diarize: "true", min_speakers: "3", max_speakers: "2" }) })
+    await call("POST", "/v1/transcribe/url", 422, { key, json: { url: "https://example.com/a.mp3", diarize: true, speakers_expected: 21 } })
+    const ticket = await call("POST", "/v1/uploads/init", 200, {
+      key,
+      json: { filename: "a.wav", size_bytes: 100, diarize: true, min_speakers: 2, max_speakers: 4 }
+    })
+    expect(ticket.body.options).toMatchObject({ min_speakers: 2, max_speakers: 4 })
+    await call("POST", "/v1/uploads/init", 422, { key, json: { filename: "a.wav", size_bytes: 100, speakers_expected: 2 } })
   })
 
   it("POST and DELETE /mcp: a session from initialize to its end, and every refusal", async () => {
