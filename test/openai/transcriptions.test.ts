@@ -2,8 +2,10 @@
  * `POST /v1/audio/transcriptions` with the official `openai` npm client over a real socket,
  * on the stand-in pipeline: every `response_format`, the job it leaves (source `api`, listed,
  * charged), and the refusals in OpenAI's error shape (bad key, key in X-API-Key, no credit,
- * bad fields, not media, a job that fails).
+ * bad fields, not media, a job that fails); `prompt` reaches the job.
  */
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import OpenAI, { toFile } from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { keyHeaders, listJobs } from "../support/jobsClient.ts"
@@ -71,7 +73,7 @@ describe("OpenAI-compatible transcriptions", () => {
       file: await wav("Every detail."),
       model: "whisper-1",
       language: "en",
-      prompt: "ignored context",
+      prompt: "Every detail, Priya.",
       temperature: 0,
       response_format: "verbose_json",
       timestamp_granularities: ["word", "segment"]
@@ -88,6 +90,32 @@ describe("OpenAI-compatible transcriptions", () => {
     })
     expect(onlySegments.words).toBeUndefined()
     expect(onlySegments.segments).toHaveLength(1)
+  })
+
+  it("hands `prompt` to the job (issue 26: it was accepted and dropped), and refuses translations on an English-only model", async () => {
+    const jobOf = async (response: Response) => {
+      expect(response.status).toBe(200)
+      const id = response.headers.get("x-verbatim-job-id")!
+      const [row] = await server.run(Effect.gen(function*() {
+        return yield* (yield* SqlClient.SqlClient)<{ prompt: string | null; task: string }>`SELECT prompt, task FROM jobs WHERE id = ${id}`
+          .pipe(Effect.orDie)
+      }))
+      return row!
+    }
+    const names = "Laura Bennett, Samuel Ortiz, Priya, Coastline"
+    const bytes = () => new Blob([tinyWav({ text: "Names." }, 2)], { type: "audio/wav" })
+    expect(await jobOf(await post(formWith({ model: "whisper-1", prompt: names }, bytes()), { Authorization: `Bearer ${key}` })))
+      .toEqual({ prompt: names, task: "transcribe" })
+    expect(await jobOf(await post(formWith({ model: "whisper-1" }, bytes()), { Authorization: `Bearer ${key}` })))
+      .toEqual({ prompt: null, task: "transcribe" })
+    // This server's model is whisper-tiny.en: a translation is refused before any job, naming the model.
+    const translation = await fetch(`${server.url}/v1/audio/translations`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${key}` },
+      body: formWith({ model: "whisper-1" }, bytes())
+    })
+    expect(translation.status).toBe(400)
+    expect(await openAiBody(translation)).toMatchObject({ code: "invalid_value", param: "model" })
   })
 
   it("refuses a bad key, a missing key and a key sent as X-API-Key with 401 invalid_api_key", async () => {
