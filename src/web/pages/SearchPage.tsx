@@ -5,7 +5,7 @@
  * from that moment (`#/jobs/<id>?t=<seconds>`). The question lives in the hash, so a search can
  * be bookmarked and the back button returns to it.
  */
-import { useEffect, useState } from "preact/hooks"
+import { useEffect, useRef, useState } from "preact/hooks"
 import type { LibrarySearchAnswer, SearchHit } from "../../contract/api/SearchApi.ts"
 import { call } from "../api.ts"
 import { Busy, ErrorNote } from "../components/Status.tsx"
@@ -61,8 +61,17 @@ export const SearchPage = ({ query }: { readonly query: string }) => {
   // Asking the same question again searches again (a recording may have finished meanwhile).
   const [again, setAgain] = useState(0)
 
+  const shown = useRef(query)
   useEffect(() => {
-    setDraft(query)
+    // The box follows the hash only when the hash's question changes (back button, a link): on
+    // the page's first render, or a repeated search, it keeps what the person is typing.
+    if (shown.current !== query) {
+      shown.current = query
+      setDraft(query)
+    }
+  }, [query])
+
+  useEffect(() => {
     if (query.trim() === "") {
       setAnswer(undefined)
       return
