@@ -103,7 +103,7 @@ describe("OpenAI-compatible transcriptions", () => {
       return row!
     }
     const names = "Laura Bennett, Samuel Ortiz, Priya, Coastline"
-    const bytes = () => new Blob([tinyWav({ text: "Names." }, 2)], { type: "audio/wav" })
+    const bytes = () => new Blob([tinyWav({ text: "Names." }, 2) as Uint8Array<ArrayBuffer>], { type: "audio/wav" })
     expect(await jobOf(await post(formWith({ model: "whisper-1", prompt: names }, bytes()), { Authorization: `Bearer ${key}` })))
       .toEqual({ prompt: names, task: "transcribe" })
     expect(await jobOf(await post(formWith({ model: "whisper-1" }, bytes()), { Authorization: `Bearer ${key}` })))
