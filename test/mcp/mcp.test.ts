@@ -88,7 +88,17 @@ describe("MCP endpoint", () => {
     ])
     const submit = tools.find((tool) => tool.name === "submit_link")!
     expect(submit.inputSchema.required).toEqual(["url"])
-    expect(Object.keys(submit.inputSchema.properties ?? {})).toEqual(["url", "language", "diarize", "word_timestamps", "prompt", "task"])
+    expect(Object.keys(submit.inputSchema.properties ?? {})).toEqual([
+      "url",
+      "language",
+      "diarize",
+      "min_speakers",
+      "max_speakers",
+      "speakers_expected",
+      "word_timestamps",
+      "prompt",
+      "task"
+    ])
   })
 
   it("speaks protocol 2025-03-26 as well", async () => {
