@@ -183,7 +183,8 @@ describe("ask this recording, without an LLM endpoint", () => {
     expect((long.body as Message).question).toBe(longest.trim())
     expect((long.body as Message).moments[0]!.text).toContain("About forty fishing boats")
 
-    const running = await s.submit(s.owner, "long.wav", { delayMs: 20_000, steps: 1 })
+    // Progress every half second, so the DELETE below stops it at once and frees the runner for the next job.
+    const running = await s.submit(s.owner, "long.wav", { delayMs: 20_000, steps: 40 })
     const early = await s.ask(bearer(s.owner), running, "What is said?")
     expect(early.status).toBe(409)
     expect(early.body.code).toBe("NOT_READY")
