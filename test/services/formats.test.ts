@@ -1,10 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as zlib from "node:zlib"
 import type { Segment, Transcript, Word } from "../../src/contract/domain/Transcript.ts"
 import { segmentPhrases } from "../../pipeline/SegmentPhrases.ts"
 import { clockLabel, timecode } from "../../services/formats/Timecode.ts"
 import { TranscriptFormats } from "../../services/TranscriptFormats.ts"
+import { unzip, wordRunsText } from "../support/docx.ts"
 
 /** Words with Whisper-style leading spaces, evenly spread over [start, end) with `gapAfter` pauses. */
 const wordsOf = (text: string, start: number, end: number, pauses: Record<number, number> = {}): Array<Word> => {
@@ -93,36 +93,6 @@ const checkCues = (cues: ReadonlyArray<ParsedCue>) => {
 }
 
 const words = (text: string) => text.replace(/<[^>]+>/g, "").split(/\s+/).filter((w) => w.length > 0)
-
-/** Entries of a zip archive (stored or deflated), read from its central directory. */
-const unzip = (bytes: Uint8Array): Map<string, Buffer> => {
-  const buf = Buffer.from(bytes)
-  const eocd = buf.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]))
-  assert.isAtLeast(eocd, 0, "end of central directory")
-  const count = buf.readUInt16LE(eocd + 10)
-  let at = buf.readUInt32LE(eocd + 16)
-  const files = new Map<string, Buffer>()
-  for (let i = 0; i < count; i++) {
-    assert.strictEqual(buf.readUInt32LE(at), 0x02014b50)
-    const method = buf.readUInt16LE(at + 10)
-    const compressed = buf.readUInt32LE(at + 20)
-    const nameLength = buf.readUInt16LE(at + 28)
-    const extra = buf.readUInt16LE(at + 30)
-    const comment = buf.readUInt16LE(at + 32)
-    const local = buf.readUInt32LE(at + 42)
-    const name = buf.toString("utf8", at + 46, at + 46 + nameLength)
-    const dataAt = local + 30 + buf.readUInt16LE(local + 26) + buf.readUInt16LE(local + 28)
-    const data = buf.subarray(dataAt, dataAt + compressed)
-    files.set(name, method === 8 ? zlib.inflateRawSync(data) : Buffer.from(data))
-    at += 46 + nameLength + extra + comment
-  }
-  return files
-}
-
-const decodeXmlText = (xml: string) =>
-  [...xml.matchAll(/<w:t(?:\s[^>]*)?>([^<]*)<\/w:t>/g)].map((m) =>
-    m[1]!.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, "\"").replace(/&apos;/g, "'").replace(/&amp;/g, "&")
-  ).join("")
 
 describe("Timecode", () => {
   it("formats SRT and VTT times, rounding once to the millisecond", () => {
@@ -272,7 +242,7 @@ describe("TranscriptFormats", () => {
         const files = unzip(out.body)
         assert.isTrue(files.has("[Content_Types].xml"))
         const xml = files.get("word/document.xml")!.toString("utf8")
-        const body = decodeXmlText(xml)
+        const body = wordRunsText(xml)
         assert.include(body, "meeting.m4a")
         assert.include(body, "Language: en")
         assert.include(body, "Duration: 01:02:05")
@@ -289,7 +259,7 @@ describe("TranscriptFormats", () => {
         assert.strictEqual(text((yield* render("vtt", empty)).body), "WEBVTT\n")
         assert.strictEqual(text((yield* render("txt", empty)).body), "")
         const docx = unzip((yield* render("docx", empty)).body)
-        assert.include(decodeXmlText(docx.get("word/document.xml")!.toString("utf8")), "No speech detected.")
+        assert.include(wordRunsText(docx.get("word/document.xml")!.toString("utf8")), "No speech detected.")
       }))
   })
 })

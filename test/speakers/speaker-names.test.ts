@@ -14,10 +14,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Insights } from "../../src/contract/domain/Insights.ts"
 import type { Transcript } from "../../src/contract/domain/Transcript.ts"
 import { makeChecker } from "../contract/openApiCheck.ts"
+import { docxText } from "../support/docx.ts"
 import { accepted, eventually, expectError, postJson, request, submitFile, waitForJob } from "../support/jobsClient.ts"
 import { startServer, type TestServer } from "../support/server.ts"
 import { makeStandIn, tinyWav } from "../support/standInPipeline.ts"
-import { docxText } from "./docx.ts"
 import { interview, saveTranscript } from "./interview.ts"
 
 const standIn = makeStandIn({ delayMs: 100, steps: 1 })

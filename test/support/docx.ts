@@ -1,7 +1,8 @@
-/** The text of a docx download: its word/document.xml runs, joined (stored or deflated zip entries). */
+/** Reading docx downloads in tests: zip entries (stored or deflated) and the text of word/document.xml. */
 import * as zlib from "node:zlib"
 
-const unzip = (bytes: Uint8Array): Map<string, Buffer> => {
+/** Entries of a zip archive, read from its central directory; throws when the archive is not laid out as a zip. */
+export const unzip = (bytes: Uint8Array): Map<string, Buffer> => {
   const buf = Buffer.from(bytes)
   const eocd = buf.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]))
   if (eocd < 0) throw new Error("not a zip: no end of central directory")
@@ -9,6 +10,10 @@ const unzip = (bytes: Uint8Array): Map<string, Buffer> => {
   let at = buf.readUInt32LE(eocd + 16)
   const files = new Map<string, Buffer>()
   for (let i = 0; i < count; i++) {
+    const signature = buf.readUInt32LE(at)
+    if (signature !== 0x02014b50) {
+      throw new Error(`not a zip: central directory entry ${i} at ${at} has signature 0x${signature.toString(16)}`)
+    }
     const method = buf.readUInt16LE(at + 10)
     const compressed = buf.readUInt32LE(at + 20)
     const nameLength = buf.readUInt16LE(at + 28)
@@ -24,9 +29,12 @@ const unzip = (bytes: Uint8Array): Map<string, Buffer> => {
   return files
 }
 
-export const docxText = (bytes: Uint8Array): string => {
-  const xml = unzip(bytes).get("word/document.xml")?.toString("utf8") ?? ""
-  return [...xml.matchAll(/<w:t(?:\s[^>]*)?>([^<]*)<\/w:t>/g)].map((m) =>
+/** The text of a WordprocessingML document: its <w:t> runs joined, entities decoded. */
+export const wordRunsText = (xml: string): string =>
+  [...xml.matchAll(/<w:t(?:\s[^>]*)?>([^<]*)<\/w:t>/g)].map((m) =>
     m[1]!.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, "\"").replace(/&apos;/g, "'").replace(/&amp;/g, "&")
   ).join("")
-}
+
+/** The text of a docx download (empty when it has no word/document.xml). */
+export const docxText = (bytes: Uint8Array): string =>
+  wordRunsText(unzip(bytes).get("word/document.xml")?.toString("utf8") ?? "")
