@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { WAV_HEADER_BYTES, wavHeader } from "../../pipeline/media/Wav.ts"
 import { mediaDir } from "../support/paths.ts"
 import { startServer, type TestServer } from "../support/server.ts"
 import { makeStandIn, tinyWav } from "../support/standInPipeline.ts"
@@ -21,20 +22,8 @@ const tempDirs: Array<string> = []
 
 /** A silent 16 kHz mono PCM16 WAV of `bytes` bytes (header included), written to a temp file. */
 const silentWavFile = (bytes: number, name: string) => {
-  const data = bytes - 44
   const file = Buffer.alloc(bytes)
-  file.write("RIFF", 0)
-  file.writeUInt32LE(bytes - 8, 4)
-  file.write("WAVEfmt ", 8)
-  file.writeUInt32LE(16, 16)
-  file.writeUInt16LE(1, 20)
-  file.writeUInt16LE(1, 22)
-  file.writeUInt32LE(16_000, 24)
-  file.writeUInt32LE(32_000, 28)
-  file.writeUInt16LE(2, 32)
-  file.writeUInt16LE(16, 34)
-  file.write("data", 36)
-  file.writeUInt32LE(data, 40)
+  wavHeader({ sampleRate: 16_000, channels: 1, dataBytes: bytes - WAV_HEADER_BYTES }).copy(file)
   const dir = mkdtempSync(path.join(tmpdir(), "vb-web-"))
   tempDirs.push(dir)
   const target = path.join(dir, name)
