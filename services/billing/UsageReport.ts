@@ -13,8 +13,19 @@ export interface UsageFigures {
   readonly averageJobSeconds: number | null
 }
 
+/** One ledger row as the account sees it (minutes signed: credit positive, charge negative). */
+export interface LedgerLine {
+  readonly kind: string
+  readonly minutes: number
+  readonly ref: string | null
+  readonly note: string | null
+  readonly createdAt: Date
+}
+
 export class UsageReport extends Context.Service<UsageReport, {
   figures(accountId: AccountId): Effect.Effect<UsageFigures>
+  /** The newest `limit` ledger entries of the account, newest first. */
+  recentEntries(accountId: AccountId, limit: number): Effect.Effect<ReadonlyArray<LedgerLine>>
 }>()("verbatim/billing/UsageReport") {
   static readonly layer = Layer.effect(
     UsageReport,
@@ -49,7 +60,20 @@ export class UsageReport extends Context.Service<UsageReport, {
           averageJobSeconds: row?.average === null || row?.average === undefined ? null : round(row.average, 1)
         }
       })
-      return UsageReport.of({ figures })
+      const recentEntries = Effect.fn("UsageReport.recentEntries")(function*(accountId: AccountId, limit: number) {
+        const rows = yield* sql<{ kind: string; minutes: string | number; ref: string | null; note: string | null; created_at: Date }>`
+          SELECT kind, minutes, ref, note, created_at FROM ledger WHERE account_id = ${accountId}
+          ORDER BY created_at DESC, id DESC LIMIT ${limit}`.pipe(Effect.orDie)
+        // numeric(14, 4) arrives as text from the driver.
+        return rows.map((row): LedgerLine => ({
+          kind: row.kind,
+          minutes: Number(row.minutes),
+          ref: row.ref,
+          note: row.note,
+          createdAt: new Date(row.created_at)
+        }))
+      })
+      return UsageReport.of({ figures, recentEntries })
     })
   )
 }

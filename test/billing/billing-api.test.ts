@@ -352,6 +352,12 @@ describe("balance and usage", () => {
     expect(usage["daily_allowance_minutes"]).toBeCloseTo(90 - 9 / 60, 2)
     expect(usage["queue_depth"]).toBe(0)
     expect(usage["average_job_seconds"]).toBeGreaterThan(0)
+    // The job's charge, then the credit that paid for it: newest first, minutes signed.
+    const [charge, grant, ...rest] = usage["recent_charges"]
+    expect(rest).toEqual([])
+    expect(charge).toMatchObject({ kind: "job_charge", minutes: -0.15, ref: job["job_id"] })
+    expect(grant).toMatchObject({ kind: "grant", minutes: 90 })
+    expect(charge.created_at).toBeGreaterThanOrEqual(grant.created_at)
   })
 
   it("reports an active Workspace period bought through checkout", async () => {

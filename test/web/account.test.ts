@@ -83,6 +83,9 @@ describe.skipIf(skip !== undefined)("website account pages", () => {
     await admin.close()
 
     await expect.poll(() => page.getByTestId("checkout-status").textContent(), { timeout: 15_000 }).toBe("paid")
+    // The figures reload on payment: the pack is the newest of the recent charges.
+    const newest = page.getByTestId("recent-charges").locator("tbody tr").first()
+    await expect.poll(() => newest.textContent(), { timeout: 15_000 }).toMatch(/Pack bought.*\+500/)
     expect(owner.problems).toEqual([])
   })
 

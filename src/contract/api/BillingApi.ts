@@ -25,6 +25,18 @@ export const Balance = Schema.Struct({
   workspace: Workspace
 })
 
+export const LedgerEntry = Schema.Struct({
+  kind: Schema.String.annotate({
+    description: "`job_charge`, `clip_charge`, `clip_refund`, `purchase`, `plan_period` or `grant` (an operator's credit)."
+  }),
+  minutes: Schema.Number.annotate({ description: "Minutes added (positive) or charged (negative)." }),
+  ref: Schema.NullOr(Schema.String).annotate({
+    description: "The job id of a job charge, the clip id of a clip charge or refund, the pay link id of a purchase."
+  }),
+  note: Schema.NullOr(Schema.String),
+  created_at: Schema.Number.annotate({ description: "Unix epoch seconds." })
+})
+
 export const Usage = Schema.Struct({
   minutes_today: Schema.Number.annotate({ description: "Audio minutes transcribed since 00:00 UTC." }),
   daily_allowance_minutes: Schema.NullOr(Schema.Number).annotate({
@@ -34,6 +46,9 @@ export const Usage = Schema.Struct({
   queue_depth: Schema.Int.annotate({ description: "The account's jobs queued or processing." }),
   average_job_seconds: Schema.NullOr(Schema.Number).annotate({
     description: "Mean wall time from submit to done over the last 30 days; null without jobs."
+  }),
+  recent_charges: Schema.Array(LedgerEntry).annotate({
+    description: "The balance's last 10 entries, newest first: charges and the credit that paid for them."
   })
 })
 

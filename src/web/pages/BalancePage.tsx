@@ -28,6 +28,7 @@ const Figures = ({ owner }: { readonly owner: boolean }) => {
   const unlimited = credits.workspace.unlimited_minutes
   const left = unlimited ? "unlimited" : minutes(credits.payg_hours_remaining * 60 + credits.pro_hours_remaining_in_period * 60)
   return (
+    <>
     <dl class="figures" aria-live="polite">
       <div>
         <dt>Minutes left</dt>
@@ -41,7 +42,38 @@ const Figures = ({ owner }: { readonly owner: boolean }) => {
       <div><dt>In the queue</dt><dd>{usage.queue_depth}</dd></div>
       <div><dt>Hours transcribed in all</dt><dd>{credits.hours_used_lifetime.toLocaleString(undefined, { maximumFractionDigits: 2 })}</dd></div>
     </dl>
+    <h3>Recent charges</h3>
+    {usage.recent_charges.length === 0
+      ? <p class="muted">Nothing charged or added yet.</p>
+      : (
+        <table class="ledger" data-testid="recent-charges">
+          <thead><tr><th scope="col">When</th><th scope="col">What</th><th scope="col">Minutes</th></tr></thead>
+          <tbody>
+            {usage.recent_charges.map((entry, i) => (
+              <tr key={i}>
+                <td>{when(entry.created_at)}</td>
+                <td>
+                  {ledgerKinds[entry.kind] ?? entry.kind}
+                  {entry.kind === "job_charge" && entry.ref !== null && <> · <a href={`#/jobs/${entry.ref}`}>recording</a></>}
+                  {entry.note !== null && <> · {entry.note}</>}
+                </td>
+                <td class="num">{entry.minutes > 0 ? "+" : ""}{entry.minutes.toLocaleString(undefined, { maximumFractionDigits: 2 })}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
   )
+}
+
+const ledgerKinds: Record<string, string> = {
+  job_charge: "Transcription",
+  clip_charge: "Clip render",
+  clip_refund: "Clip refund",
+  purchase: "Pack bought",
+  plan_period: "Plan period",
+  grant: "Credit added"
 }
 
 const CheckoutStatus = ({ checkout, onPaid }: { readonly checkout: Checkout; readonly onPaid: () => void }) => {
