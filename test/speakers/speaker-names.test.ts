@@ -221,7 +221,8 @@ describe("naming a job's speakers", () => {
     expect((await (await request(server, "GET", speakersPath(job), keyA)).json() as { speakers: Array<{ name: string }> }).speakers[0]!.name)
       .toBe("x".repeat(80))
 
-    const running = await submitDone(keyA, "long.wav", { delayMs: 20_000, steps: 1 })
+    // Progress every half second, so the DELETE below stops it at once and frees the runner for the next test's job.
+    const running = await submitDone(keyA, "long.wav", { delayMs: 20_000, steps: 40 })
     await expectError(await request(server, "GET", speakersPath(running), keyA), 409, "NOT_READY")
     await expectError(await patch(keyA, running, { names: { SPEAKER_00: "Ana" } }), 409, "NOT_READY")
     await request(server, "DELETE", `/v1/jobs/${running}`, keyA)
