@@ -103,7 +103,7 @@ const idempotencyHeader = {
 }
 
 /** Keyless sample jobs are read with the token their submit answer carried. */
-const claimTokenHeader = {
+export const claimTokenHeader = {
   "x-claim-token": Schema.optionalKey(Schema.String.annotate({
     description: "For a keyless sample job: the `claim_token` of its submit answer. Ignored with an API key."
   }))

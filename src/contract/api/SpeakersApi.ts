@@ -7,7 +7,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { ClaimTokenRequired, jsonBodyErrors, NotFound, NotReady, pathIdErrors } from "./Errors.ts"
-import { JobIdParam } from "./JobsApi.ts"
+import { claimTokenHeader, JobIdParam } from "./JobsApi.ts"
 import { AllowGuest } from "./Security.ts"
 
 export const speakerNameMaxChars = 80
@@ -52,11 +52,6 @@ export const SpeakersAnswer = Schema.Struct({
 })
 export type SpeakersAnswer = typeof SpeakersAnswer.Type
 
-const claimTokenHeader = {
-  "x-claim-token": Schema.optionalKey(Schema.String.annotate({
-    description: "For a keyless sample job: the `claim_token` of its submit answer. Ignored with an API key."
-  }))
-}
 const params = { job_id: JobIdParam }
 const errors = [...pathIdErrors, NotFound, ClaimTokenRequired, NotReady] as const
 
