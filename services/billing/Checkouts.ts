@@ -11,6 +11,7 @@ import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
 import { catalog, type Sku } from "../../src/contract/domain/Catalog.ts"
 import type { AccountId } from "../../src/contract/domain/Ids.ts"
+import type { CheckoutConfirmed } from "../../src/contract/domain/People.ts"
 import { numbersFromBigInt } from "../db/BigIntColumns.ts"
 import { Billing } from "./Billing.ts"
 
@@ -33,6 +34,18 @@ export const CheckoutRecord = Schema.Struct({
 export type CheckoutRecord = typeof CheckoutRecord.Type
 
 const decodeCheckout = Schema.decodeUnknownEffect(CheckoutRecord)
+
+/** What confirming a pay link reports, on the Admin API and from `verbatim admin checkout confirm` alike. */
+export const checkoutConfirmation = (
+  { alreadyPaid, checkout }: { readonly checkout: CheckoutRecord; readonly alreadyPaid: boolean }
+): typeof CheckoutConfirmed.Type => ({
+  id: checkout.id,
+  status: checkout.status,
+  sku: checkout.sku,
+  minutes: checkout.minutes,
+  account_id: checkout.account_id,
+  already_paid: alreadyPaid
+})
 
 export class TooManyCheckouts extends Schema.TaggedError<TooManyCheckouts>()("TooManyCheckouts", {
   retryAfterSeconds: Schema.Int

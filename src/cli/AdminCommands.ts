@@ -9,7 +9,7 @@ import { Command, Flag } from "effect/cli"
 import { Accounts } from "../../services/Accounts.ts"
 import { ApiKeys, keyStatus } from "../../services/ApiKeys.ts"
 import { Billing } from "../../services/billing/Billing.ts"
-import { Checkouts } from "../../services/billing/Checkouts.ts"
+import { checkoutConfirmation, Checkouts } from "../../services/billing/Checkouts.ts"
 import { JobEvents } from "../../services/jobs/JobEvents.ts"
 import { SearchReindex } from "../../services/search-index/SearchReindex.ts"
 import type { ApiKeyRecord } from "../contract/domain/ApiKey.ts"
@@ -148,15 +148,7 @@ const checkoutConfirm = Command.make(
   "confirm",
   { id: Flag.String("id").pipe(Flag.withDescription("The checkout id (txn_…)")) },
   Effect.fn(function*({ id }) {
-    const { checkout, alreadyPaid } = yield* (yield* Checkouts).pay(id, "builtin:operator")
-    yield* printJson({
-      id: checkout.id,
-      status: checkout.status,
-      sku: checkout.sku,
-      minutes: checkout.minutes,
-      account_id: checkout.account_id,
-      already_paid: alreadyPaid
-    })
+    yield* printJson(checkoutConfirmation(yield* (yield* Checkouts).pay(id, "builtin:operator")))
   })
 ).pipe(Command.withDescription("Confirm a payment received for a pay link (built-in provider); credits once"))
 

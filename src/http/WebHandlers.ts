@@ -11,7 +11,7 @@ import { Accounts } from "../../services/Accounts.ts"
 import { ApiKeys, keyStatus, maxActiveKeys } from "../../services/ApiKeys.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { Billing } from "../../services/billing/Billing.ts"
-import { Checkouts } from "../../services/billing/Checkouts.ts"
+import { checkoutConfirmation, Checkouts } from "../../services/billing/Checkouts.ts"
 import { Paywall } from "../../services/billing/Paywall.ts"
 import { Invites } from "../../services/people/Invites.ts"
 import { type Member, Members } from "../../services/people/Members.ts"
@@ -270,20 +270,13 @@ export const WebAdminHandlers = HttpApiBuilder.group(
         }))
       .handle("confirmCheckout", ({ params }) =>
         Effect.gen(function*() {
-          const { checkout, alreadyPaid } = yield* checkouts.pay(params.id, "builtin:owner").pipe(
+          const paid = yield* checkouts.pay(params.id, "builtin:owner").pipe(
             Effect.catchTags({
               CheckoutNotFound: () => Effect.fail(new NotFound({ error: "No pay link has this id." })),
               CheckoutExpired: (expired) => Effect.fail(new CheckoutExpiredError({ error: expired.message }))
             })
           )
-          return {
-            id: checkout.id,
-            status: checkout.status,
-            sku: checkout.sku,
-            minutes: checkout.minutes,
-            account_id: checkout.account_id,
-            already_paid: alreadyPaid
-          }
+          return checkoutConfirmation(paid)
         }))
       .handle("invite", ({ payload, request }) =>
         Effect.gen(function*() {
