@@ -2,10 +2,10 @@
  * Downloads of a transcript in every format. A plain link would not carry the session's
  * `Authorization` header, so each download is fetched with it and saved from a Blob.
  */
-import { useState } from "preact/hooks"
 import type { TranscriptFormat } from "../../contract/domain/Transcript.ts"
 import { ApiError, authHeaders, toApiError } from "../api.ts"
 import { Busy, ErrorNote } from "./Status.tsx"
+import { useAction } from "./useAction.ts"
 
 const formats: ReadonlyArray<{ readonly format: TranscriptFormat; readonly label: string }> = [
   { format: "txt", label: "Text (.txt)" },
@@ -47,19 +47,8 @@ const save = (blob: Blob, name: string) => {
 }
 
 export const Downloads = ({ jobId, filename }: { readonly jobId: string; readonly filename: string | null }) => {
-  const [busy, setBusy] = useState<TranscriptFormat | undefined>(undefined)
-  const [error, setError] = useState<unknown>(undefined)
-  const download = async (format: TranscriptFormat) => {
-    setError(undefined)
-    setBusy(format)
-    try {
-      save(await fetchResult(jobId, format), fileName(filename, format))
-    } catch (failure) {
-      setError(failure)
-    } finally {
-      setBusy(undefined)
-    }
-  }
+  const { busy, error, run } = useAction<TranscriptFormat>()
+  const download = (format: TranscriptFormat) => run(format, async () => save(await fetchResult(jobId, format), fileName(filename, format)))
   return (
     <section class="card" aria-labelledby="downloads-title">
       <h2 id="downloads-title">Download</h2>

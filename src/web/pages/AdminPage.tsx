@@ -9,10 +9,17 @@ import { PlanId, plans } from "../../contract/domain/Plan.ts"
 import type { AdminAccount } from "../../contract/domain/People.ts"
 import { call } from "../api.ts"
 import { Busy, ErrorNote } from "../components/Status.tsx"
+import { useAction } from "../components/useAction.ts"
 import { useLoad } from "../components/useLoad.ts"
 import { minutes, when } from "../format.ts"
 
 type Act = (label: string, action: () => Promise<string | void>) => Promise<void>
+
+/** A form's submit handler: the page stays, and `action` runs as `label` (its message shown when done). */
+const submitting = (act: Act, label: string, action: () => Promise<string | void>) => (event: Event) => {
+  event.preventDefault()
+  void act(label, action)
+}
 
 const AccountRow = ({ account, act }: { readonly account: AdminAccount; readonly act: Act }) => {
   const [plan, setPlan] = useState<PlanId>(account.plan)
@@ -53,15 +60,11 @@ const AccountRow = ({ account, act }: { readonly account: AdminAccount; readonly
         )}
         <form
           class="row"
-          onSubmit={(event) => {
-            event.preventDefault()
-            const amount = Number(credit)
-            void act("Adding credit", () =>
-              call((api) => api.webAdmin.grantCredits({ params: { id }, payload: { minutes: amount } })).then((granted) => {
-                setCredit("")
-                return `Balance now ${minutes(granted.balance_minutes)}; ${granted.unlocked_jobs} locked transcript(s) unlocked.`
-              }))
-          }}
+          onSubmit={submitting(act, "Adding credit", () =>
+            call((api) => api.webAdmin.grantCredits({ params: { id }, payload: { minutes: Number(credit) } })).then((granted) => {
+              setCredit("")
+              return `Balance now ${minutes(granted.balance_minutes)}; ${granted.unlocked_jobs} locked transcript(s) unlocked.`
+            }))}
         >
           <label class="inline-label">
             Minutes{" "}
@@ -76,8 +79,7 @@ const AccountRow = ({ account, act }: { readonly account: AdminAccount; readonly
 
 export const AdminPage = () => {
   const list = useLoad(() => call((api) => api.webAdmin.accounts()), [])
-  const [busy, setBusy] = useState<string | undefined>(undefined)
-  const [error, setError] = useState<unknown>(undefined)
+  const { busy, error, run } = useAction<string>()
   const [done, setDone] = useState<string | undefined>(undefined)
   const [newEmail, setNewEmail] = useState("")
   const [newAccess, setNewAccess] = useState(false)
@@ -85,20 +87,13 @@ export const AdminPage = () => {
   const [inviteUrl, setInviteUrl] = useState<string | undefined>(undefined)
   const [checkoutId, setCheckoutId] = useState("")
 
-  const act: Act = async (label, action) => {
-    setBusy(label)
-    setError(undefined)
-    setDone(undefined)
-    try {
+  const act: Act = (label, action) =>
+    run(label, async () => {
+      setDone(undefined)
       const message = await action()
       if (typeof message === "string") setDone(message)
       await list.reload()
-    } catch (failure) {
-      setError(failure)
-    } finally {
-      setBusy(undefined)
-    }
-  }
+    })
 
   return (
     <>
@@ -117,15 +112,12 @@ export const AdminPage = () => {
         <h2 id="invite-title">Invite a person</h2>
         <form
           class="row"
-          onSubmit={(event) => {
-            event.preventDefault()
-            void act("Creating the invite", async () => {
-              const invite = await call((api) => api.webAdmin.invite({ payload: { email: inviteEmail.trim() } }))
-              setInviteUrl(invite.invite_url)
-              setInviteEmail("")
-              return `Invite for ${invite.email}, valid until ${when(invite.expires_at)}.`
-            })
-          }}
+          onSubmit={submitting(act, "Creating the invite", async () => {
+            const invite = await call((api) => api.webAdmin.invite({ payload: { email: inviteEmail.trim() } }))
+            setInviteUrl(invite.invite_url)
+            setInviteEmail("")
+            return `Invite for ${invite.email}, valid until ${when(invite.expires_at)}.`
+          })}
         >
           <label for="invite-email">Email</label>
           <input id="invite-email" type="email" required value={inviteEmail} onInput={(e) => setInviteEmail(e.currentTarget.value)} />
@@ -139,14 +131,11 @@ export const AdminPage = () => {
         <h2 id="create-title">Create an account</h2>
         <form
           class="row wrap"
-          onSubmit={(event) => {
-            event.preventDefault()
-            void act("Creating the account", async () => {
-              await call((api) => api.webAdmin.createAccount({ payload: { email: newEmail.trim(), api_access: newAccess } }))
-              setNewEmail("")
-              return "Account created. Invite its email so the person can set a password."
-            })
-          }}
+          onSubmit={submitting(act, "Creating the account", async () => {
+            await call((api) => api.webAdmin.createAccount({ payload: { email: newEmail.trim(), api_access: newAccess } }))
+            setNewEmail("")
+            return "Account created. Invite its email so the person can set a password."
+          })}
         >
           <label for="new-email">Email</label>
           <input id="new-email" type="email" required value={newEmail} onInput={(e) => setNewEmail(e.currentTarget.value)} />
@@ -161,14 +150,11 @@ export const AdminPage = () => {
         <p class="muted">When a pay link was paid another way, confirm it here to credit its account.</p>
         <form
           class="row"
-          onSubmit={(event) => {
-            event.preventDefault()
-            void act("Confirming the payment", async () => {
-              const confirmed = await call((api) => api.webAdmin.confirmCheckout({ params: { id: checkoutId.trim() } }))
-              setCheckoutId("")
-              return confirmed.already_paid ? "That pay link was already paid." : `Paid: ${confirmed.minutes} minutes credited.`
-            })
-          }}
+          onSubmit={submitting(act, "Confirming the payment", async () => {
+            const confirmed = await call((api) => api.webAdmin.confirmCheckout({ params: { id: checkoutId.trim() } }))
+            setCheckoutId("")
+            return confirmed.already_paid ? "That pay link was already paid." : `Paid: ${confirmed.minutes} minutes credited.`
+          })}
         >
           <label for="checkout-id">Pay link id</label>
           <input id="checkout-id" required value={checkoutId} onInput={(e) => setCheckoutId(e.currentTarget.value)} />

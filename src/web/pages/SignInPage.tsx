@@ -4,6 +4,7 @@
  */
 import { useState } from "preact/hooks"
 import { ErrorNote, Busy } from "../components/Status.tsx"
+import { useAction } from "../components/useAction.ts"
 import { signIn, signUp, type WebSession } from "../session.ts"
 
 export const SignInPage = (
@@ -15,21 +16,15 @@ export const SignInPage = (
 ) => {
   const [email, setEmail] = useState("")
   const [password, setPassword] = useState("")
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<unknown>(undefined)
+  const { busy: running, error, run } = useAction<true>()
+  const busy = running === true
   const signingUp = mode === "signup"
 
-  const submit = async (event: Event) => {
+  const submit = (event: Event) => {
     event.preventDefault()
-    setBusy(true)
-    setError(undefined)
-    try {
+    void run(true, async () => {
       onSignedIn(signingUp ? await signUp(email.trim(), password, invite) : await signIn(email.trim(), password))
-    } catch (failure) {
-      setError(failure)
-    } finally {
-      setBusy(false)
-    }
+    })
   }
 
   return (
