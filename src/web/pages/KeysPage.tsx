@@ -7,6 +7,7 @@ import { useState } from "preact/hooks"
 import type { KeyView } from "../../contract/domain/People.ts"
 import { call } from "../api.ts"
 import { Busy, ErrorNote } from "../components/Status.tsx"
+import { useAction } from "../components/useAction.ts"
 import { useLoad } from "../components/useLoad.ts"
 import { when } from "../format.ts"
 
@@ -54,22 +55,14 @@ const NewSecret = ({ shown, onDone }: { readonly shown: Shown; readonly onDone: 
 export const KeysPage = () => {
   const list = useLoad(() => call((api) => api.webAccount.keys()), [])
   const [name, setName] = useState("")
-  const [busy, setBusy] = useState<string | undefined>(undefined)
-  const [error, setError] = useState<unknown>(undefined)
+  const { busy, error, run } = useAction<string>()
   const [shown, setShown] = useState<Shown | undefined>(undefined)
 
-  const act = async (label: string, action: () => Promise<void>) => {
-    setBusy(label)
-    setError(undefined)
-    try {
+  const act = (label: string, action: () => Promise<void>) =>
+    run(label, async () => {
       await action()
       await list.reload()
-    } catch (failure) {
-      setError(failure)
-    } finally {
-      setBusy(undefined)
-    }
-  }
+    })
   const create = (event: Event) => {
     event.preventDefault()
     void act("Creating the key", async () => {
