@@ -3,16 +3,20 @@
  * sentence embeddings, no network.
  *
  * - summary: centrality of each sentence (its mean cosine to all other sentences), damped for
- *   sentences under 8 words, then MMR (λ = 0.7) for `summarySize(n)` sentences, in spoken order;
+ *   sentences under 8 words, weighed for content (`summaryRelevance`: figures, decisions and
+ *   answers up, questions a little down, greetings and thanks out), then MMR (λ = 0.7) for
+ *   `summarySize(n)` sentences, in spoken order (verbatim: a question keeps its "?");
  *   a recording of 1–3 sentences is its own summary (without sentences of stop words only, such
  *   as "Okay." or "Um.", unless that is all there is).
  * Short recordings (down to `MIN_WORDS`, 3 words) go the same way with sizes that shrink with
  * them: a few topics, a quote only when a sentence is quotable, one chapter.
  * - quotes: sentences of 6–45 words ending in "." or "!", not opening with a dangling word
- *   ("and", "so", "it", "but", "because"…, `DANGLING_OPENINGS`); salience = centrality plus the
+ *   ("and", "so", "it", "but", "because"…, `DANGLING_OPENINGS`) or a reaction ("Never", "Exactly",
+ *   "That is…"); salience = centrality plus the
  *   share of top topics they mention; MMR (λ = 0.6) for `quoteCount(n)`, preferring sentences not
  *   already in the summary; in spoken order.
- * - topics: `KeyPhrases.ts` against the length-weighted document centroid.
+ * - topics: `KeyPhrases.ts` against the length-weighted document centroid, never holding a
+ *   speaker's name, a name said when addressing someone (`addressedNames`) or a unit (`UNITS`).
  * - chapters: `TextTiling.ts` (window 3 sentences, 2 under 12 sentences; chapters of at least
  *   3 sentences and max(40, words / 15) words; at most words / 75 chapters (rounded), 12 at most).
  *   Title: the chapter's top one or two key phrases against its centroid; gist: its sentence
@@ -23,12 +27,12 @@ import { Effect } from "effect"
 import type { Chapter, Insights, Quote, SummarySentence, Topic } from "../../src/contract/domain/Insights.ts"
 import type { Transcript } from "../../src/contract/domain/Transcript.ts"
 import type { InsightsUnavailable } from "./InsightsErrors.ts"
-import { type Candidate, extractCandidates, pruneCandidates, rankPhrases, stem } from "./KeyPhrases.ts"
+import { addressedNames, type Candidate, extractCandidates, pruneCandidates, rankPhrases, stem } from "./KeyPhrases.ts"
 import { mmr } from "./Mmr.ts"
 import { type Sentence, tokenize } from "./Sentences.ts"
 import { identifySpeakers } from "./SpeakerNames.ts"
 import { speakerStats } from "./SpeakerStats.ts"
-import { DANGLING_OPENINGS, STOPWORDS } from "./Stopwords.ts"
+import { DANGLING_OPENINGS, STOPWORDS, UNITS } from "./Stopwords.ts"
 import { textTiling } from "./TextTiling.ts"
 import { centroid, dot, minMax } from "./Vectors.ts"
 
@@ -41,8 +45,8 @@ const MAX_OCCURRENCES = 20
 const TITLE_SIMILARITY_WEIGHT = 0.8
 
 const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x))
-/** Up to 3 sentences (a voice memo) are their own summary; longer talks get about one in six. */
-export const summarySize = (n: number) => (n <= 3 ? n : Math.min(n, clamp(Math.round(n / 6), 2, 7)))
+/** Up to 3 sentences (a voice memo) are their own summary; longer talks get about one in five. */
+export const summarySize = (n: number) => (n <= 3 ? n : Math.min(n, clamp(Math.round(n / 5), 2, 7)))
 export const quoteCount = (n: number) => clamp(Math.round(n / 8), 1, 5)
 /** One phrase per 8 words under 125 words (a 22-word memo gets 3), else one per 25 words, 5–10. */
 export const topicCount = (words: number) =>
@@ -50,13 +54,43 @@ export const topicCount = (words: number) =>
 
 const round2 = (x: number) => Math.round(x * 100) / 100
 
+/** A reaction or answer word opening a sentence: it leans on something said before ("Never, …", "That is frightening"). */
+const REACTION_OPENING = /^["'“‘(]?(?:never|yes|no|exactly|absolutely|sure|indeed|true|correct|definitely|wow|that is|this is)\b/i
+
 /** A sentence that can stand alone as a quote (verbatim, complete, no dangling opening). */
 export const isQuotable = (s: Sentence): boolean =>
   s.tokens.length >= 6 &&
+  !REACTION_OPENING.test(s.text) &&
   s.tokens.length <= 45 &&
   /[.!]["'”’)]*$/.test(s.text) &&
   !DANGLING_OPENINGS.has(s.tokens[0]!) &&
   /^["'“‘(]?[\p{Lu}\p{N}]/u.test(s.text)
+
+/** Greetings, thanks, sign-offs and show names: framing that carries no content. */
+const FRAMING = /^(?:welcome\b|good (?:morning|afternoon|evening)\b|hello\b|hi\b|hey\b|thanks\b|thank you\b|great advice\b|that is all\b|that's all\b|goodbye\b|bye\b|see you\b|it is (?:great|good|a pleasure) to be\b|it's (?:great|good|a pleasure) to be\b)/i
+/** A figure: digits or a number word (facts, amounts, dates). */
+const FIGURE = /\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|sixty|hundred|thousand|million|billion|percent|half|twice|double|triple|dozen|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b/i
+/** A decision or a finding: what was agreed, chosen or found. */
+const DECISION = /\b(?:decided|agreed|will|found|we chose|need(?:s)? to|should|must|because)\b/i
+const isQuestionSentence = (s: Sentence) => /\?["'”’)]*$/.test(s.text)
+
+/**
+ * Summary relevance: centrality (0..1) less framing, plus what carries content: a figure
+ * (+0.35), a decision or reason (+0.15), and the answer to another speaker's question (+0.25);
+ * a question counts 0.15 less (its answer says more), framing keeps a fifth of its centrality.
+ */
+export const summaryRelevance = (sentences: ReadonlyArray<Sentence>, centrality: ReadonlyArray<number>): Array<number> => {
+  let asker: string | null | undefined
+  return minMax(sentences.map((s, i) => {
+    const previous = sentences[i - 1]
+    if (previous !== undefined && previous.speaker !== s.speaker) asker = isQuestionSentence(previous) ? previous.speaker : undefined
+    const answers = asker !== undefined && s.speaker !== asker && !isQuestionSentence(s)
+    const framing = FRAMING.test(s.text)
+    return centrality[i]! * (framing ? 0.2 : 1) +
+      (framing ? 0 : (FIGURE.test(s.text) ? 0.35 : 0) + (DECISION.test(s.text) ? 0.15 : 0)) +
+      (answers ? 0.25 : 0) - (isQuestionSentence(s) ? 0.15 : 0)
+  }))
+}
 
 export interface ExtractiveResult {
   readonly insights: Insights
@@ -103,11 +137,12 @@ export const extractive = Effect.fnUntraced(function*(
   const saying = sentences.flatMap((s, i) => (s.tokens.some((t) => !STOPWORDS.has(t)) ? [i] : []))
   const summaryPicks = n <= 3
     ? (saying.length > 0 ? saying : sentences.map((_, i) => i))
-    : mmr(relevance, similarity, summarySize(n), 0.7).sort((a, b) => a - b)
+    : mmr(summaryRelevance(sentences, relevance), similarity, summarySize(n), 0.7).sort((a, b) => a - b)
   const summarySentences = summaryPicks.map((i) => timed(sentences[i]!))
 
   // Topics
-  const nameWords = new Set([...names.values()].flatMap((name) => tokenize(name)))
+  // People and units are not topics: speaker names, names said when addressing someone, units.
+  const nameWords = new Set([...[...names.values()].flatMap((name) => tokenize(name)), ...addressedNames(sentences), ...UNITS])
   const candidates = pruneCandidates(extractCandidates(sentences, nameWords), MAX_PHRASE_CANDIDATES)
   const phraseVectors = yield* embed(candidates.map((c) => c.phrase))
   const ranked = rankPhrases(candidates, phraseVectors, document, topicCount(totalWords))

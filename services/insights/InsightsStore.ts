@@ -39,9 +39,10 @@ const decodePayload = Schema.decodeUnknownOption(Schema.Union([Insights, Schema.
 
 /**
  * Changes whenever what the generator makes for one transcript changes (2: insights from 3 words
- * on, speaker name confidence and evidence).
+ * on, speaker name confidence and evidence; 3: summaries weighed for content, topics without
+ * names or units, quotes without reaction openings).
  */
-export const GENERATOR_VERSION = 2
+export const GENERATOR_VERSION = 3
 
 /** Identifies a transcript version and the generator version: any correction or upgrade changes it. */
 export const transcriptHash = (transcript: Transcript) =>

@@ -81,6 +81,35 @@ export const extractCandidates = (
   }))
 }
 
+/** Words that, before a capitalised word, mark it as a person's name ("Hello Tom", "Doctor Clarke"). */
+const NAME_CUES = new Set(["hello", "hi", "hey", "thanks", "thank", "dear", "doctor", "dr", "mr", "mrs", "ms", "miss", "professor", "prof"])
+
+/**
+ * First names said in the recording, without a name list: a capitalised word addressed with a
+ * comma ("Tom, do guests…", "…, Tom?"), or after a greeting or a title ("Hello Martin",
+ * "Doctor Clarke"), or a capitalised word joined to one of those by "and" ("Tom and Grace").
+ * Lower case, for excluding from key phrases: people are not topics.
+ */
+export const addressedNames = (sentences: ReadonlyArray<Sentence>): Set<string> => {
+  const names = new Set<string>()
+  const pairs: Array<readonly [string, string]> = []
+  for (const { text } of sentences) {
+    for (const m of text.matchAll(/(?:^|[,.!?]\s+)(\p{Lu}\p{Ll}+),\s/gu)) names.add(m[1]!.toLowerCase())
+    for (const m of text.matchAll(/,\s+(\p{Lu}\p{Ll}+)[?.!]/gu)) names.add(m[1]!.toLowerCase())
+    for (const m of text.matchAll(/\b(\p{L}+)\.?\s+(\p{Lu}\p{Ll}+)\b/gu)) {
+      if (NAME_CUES.has(m[1]!.toLowerCase())) names.add(m[2]!.toLowerCase())
+    }
+    for (const m of text.matchAll(/\b(\p{Lu}\p{Ll}+) and (\p{Lu}\p{Ll}+)\b/gu)) pairs.push([m[1]!.toLowerCase(), m[2]!.toLowerCase()])
+  }
+  for (const [a, b] of pairs) {
+    if (names.has(a)) names.add(b)
+    if (names.has(b)) names.add(a)
+  }
+  // A sentence-opening word followed by a comma may be an ordinary word ("Today, …", "Well, …").
+  for (const w of names) if (STOPWORDS.has(w)) names.delete(w)
+  return names
+}
+
 /**
  * At most `limit` candidates worth embedding: the most frequent first, longer phrases before
  * shorter ones at equal count, then the earliest said.

@@ -37,3 +37,17 @@ export const DANGLING_OPENINGS: ReadonlySet<string> = new Set(
     "thanks thank same both either neither there there's here"
   ).split(/\s+/)
 )
+
+/**
+ * Units of measure: never part of a key phrase ("two meters" is a figure, "meters" no topic).
+ * Singular and plural, metric and imperial, British and American spelling.
+ */
+export const UNITS: ReadonlySet<string> = new Set(
+  (
+    "meter meters metre metres kilometer kilometers kilometre kilometres centimeter centimeters centimetre centimetres " +
+    "millimeter millimeters millimetre millimetres mile miles foot feet inch inches yard yards percent percentage " +
+    "kilogram kilograms kilo kilos gram grams pound pounds ounce ounces ton tons tonne tonnes liter liters litre litres " +
+    "gallon gallons second seconds minute minutes hour hours week weeks month months degree degrees celsius fahrenheit " +
+    "dollar dollars euro euros cent cents watt watts kilowatt kilowatts megawatt megawatts volt volts acre acres hectare hectares"
+  ).split(/\s+/)
+)

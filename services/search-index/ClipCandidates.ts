@@ -24,8 +24,13 @@
  *   question; first-person conviction ("I think", "I believe", "we need", "the key is") and
  *   short, complete sentences score higher.
  * - standalone opening: the first word does not lean on what came before (and, but, so,
- *   because, it, that, this, they, he, she, which, also, then, well, um…).
- * - sentence-complete ending: the last phrase ends in . ! or ? and is not filler ("so yeah…").
+ *   because, it, that, this, they, he, she, which, also, then, well, um…) and the opening
+ *   sentence is not a reaction or bare answer ("Never.", "Yes.", "That is frightening.").
+ * - never a candidate: a span opening on a reaction or bare answer, or right after a question
+ *   it leaves out (it would start on the answer); the span holding the question instead is
+ *   one, scored as a question with its answer.
+ * - sentence-complete ending: the last phrase ends in . ! or ? and is not filler ("so yeah…");
+ *   a span ending on a question ends on a set-up and is not complete.
  * - centrality: mean cosine of the span's phrase vectors with the whole recording's mean vector,
  *   rescaled from [0.1, 0.6] to [0, 1]: a central moment speaks to what the recording is about.
  * - a hook or insight span with a question after its first phrase has moved on to a new
@@ -92,8 +97,27 @@ export const durationPrior = (seconds: number): number =>
 export const rateScore = (wordsPerSecond: number): number =>
   wordsPerSecond < 2.3 ? clamp01((wordsPerSecond - 1.2) / 1.1) : wordsPerSecond <= 3.6 ? 1 : clamp01((5 - wordsPerSecond) / 1.4)
 
+/** A reaction or a bare answer ("Never.", "Yes.", "That is frightening."): it leans on what was said before. */
+const REACTION = /^["“]?(never|yes|no|yeah|yep|nope|exactly|absolutely|sure|right|indeed|true|correct|definitely|wow|hi|hello|thanks|thank you|great|good|that is|that's|this is|all the time)\b/iu
+/** The opening sentence is a bare answer (one to three words) or a reaction. */
+export const opensOnReaction = (text: string): boolean => {
+  const first = text.split(/(?<=[.!?…])\s+/u)[0] ?? ""
+  return (words(first).length <= 3 && /[.!?…]["”]?$/u.test(first)) || REACTION.test(first)
+}
+
+/**
+ * Phrase `first` answers a question said before it: the phrase before it, past any bare answers
+ * of the same speaker ("Pesticides." then "Pesticides sprayed in parks…"), is a question.
+ */
+const answersOutside = (phrases: ReadonlyArray<Phrase>, first: number): boolean => {
+  let before = first - 1
+  while (before >= 0 && phrases[before]!.speaker === phrases[first]!.speaker && opensOnReaction(phrases[before]!.text)) before--
+  return before >= 0 && isQuestion(phrases[before]!.text)
+}
+
 const standalone = (text: string): boolean => {
   const first = firstWord(text)
+  if (opensOnReaction(text)) return false
   if (first === "") return false
   if (HOOK_PATTERNS.some((p) => p.test(text.slice(0, 40)))) return true
   return !DANGLING.has(first) && /^[\p{Lu}\p{N}"“¿¡$]/u.test(text)
@@ -134,10 +158,10 @@ const hookSignal = (phrases: ReadonlyArray<Phrase>): Signal => {
   if (pattern >= 0) {
     const match = opening.match(HOOK_PATTERNS[pattern]!)!
     const early = clamp01(1 - (match.index ?? 0) / Math.max(opening.length, 1))
-    return { value: 0.6 + 0.4 * early, why: `opens with hook phrasing ("${match[0]}")` }
+    return { value: 0.6 + 0.4 * early, why: `opens with a line that grabs attention (hook phrasing: "${match[0]}")` }
   }
-  if (isQuestion(opening)) return { value: 0.6, why: "opens with a question" }
-  if (NUMBER.test(words(opening).slice(0, 6).join(" "))) return { value: 0.5, why: "opens with a figure" }
+  if (isQuestion(opening)) return { value: 0.6, why: "opens with a question that makes the listener curious" }
+  if (NUMBER.test(words(opening).slice(0, 6).join(" "))) return { value: 0.5, why: "opens with a striking figure" }
   return none
 }
 
@@ -151,18 +175,18 @@ const questionSignal = (phrases: ReadonlyArray<Phrase>): Signal => {
   if (answer.some((p) => isQuestion(p.text) && p === answer.at(-1))) return none
   const otherSpeaker = asked.speaker !== null && answer.some((p) => p.speaker !== null && p.speaker !== asked.speaker)
   const value = 0.55 + 0.3 * clamp01(answerSeconds / 20) + (otherSpeaker ? 0.15 : 0)
-  return { value, why: `a question answered in the next ${Math.round(answerSeconds)} s${otherSpeaker ? " by another speaker" : ""}` }
+  return { value, why: `a question and its answer: answered in the next ${Math.round(answerSeconds)} s${otherSpeaker ? " by another speaker" : ""}` }
 }
 
 const insightSignal = (text: string, seconds: number): Signal => {
   const figures = (text.match(new RegExp(NUMBER.source, "gi")) ?? []).length
   const reasons = (text.match(new RegExp(EXPLANATION.source, "gi")) ?? []).length
   if (figures + reasons < 2) return none
-  const parts = [figures > 0 ? `${figures} figure${figures > 1 ? "s" : ""}` : "", reasons > 0 ? `${reasons} explanation marker${reasons > 1 ? "s" : ""}` : ""]
+  const parts = [figures > 0 ? `${figures} figure${figures > 1 ? "s" : ""}` : "", reasons > 0 ? `${reasons} explanation${reasons > 1 ? "s" : ""} (because, which means…)` : ""]
     .filter((p) => p !== "")
   // Per 10 s, so that a longer span does not win by merely holding more of them.
   const density = (Math.min(figures, 6) + 1.5 * Math.min(reasons, 4)) / Math.max(1, seconds / 10)
-  return { value: clamp01(0.3 + 0.25 * density), why: `carries ${parts.join(" and ")}` }
+  return { value: clamp01(0.3 + 0.25 * density), why: `explains with facts: ${parts.join(" and ")}` }
 }
 
 const quoteSignal = (phrases: ReadonlyArray<Phrase>, text: string, opens: boolean, ends: boolean): Signal => {
@@ -172,7 +196,7 @@ const quoteSignal = (phrases: ReadonlyArray<Phrase>, text: string, opens: boolea
   const shortSentences = clamp01(1 - (words(text).length / Math.max(sentences.length, 1) - 12) / 20)
   return {
     value: 0.45 + (conviction ? 0.3 : 0) + 0.25 * shortSentences,
-    why: conviction ? "a self-contained statement of conviction" : "a self-contained statement"
+    why: conviction ? "a complete statement of what the speaker believes, understandable on its own" : "a complete statement, understandable on its own"
   }
 }
 
@@ -211,10 +235,15 @@ export const clipCandidates = (
       const seconds = end - start
       if (seconds > candidateLengthLimits.max) break
       if (seconds < candidateLengthLimits.min) continue
+      // Never open on the answer to a question left outside the span, nor on a reaction: the
+      // span one phrase earlier holds the question with its answer.
+      if (answersOutside(phrases, first)) break
+      if (opensOnReaction(phrases[first]!.text)) break
       const inside = phrases.slice(first, last + 1)
       const text = inside.map((p) => p.text).join(" ")
       const opens = standalone(inside[0]!.text)
-      const ends = completes(inside.at(-1)!.text)
+      // A span ending on a question ends on a set-up, not on a complete thought.
+      const ends = completes(inside.at(-1)!.text) && !isQuestion(inside.at(-1)!.text)
       const centrality = spanCentrality(first, last)
       const speechSeconds = inside.reduce((a, p) => a + (p.end - p.start), 0)
       const rate = rateScore(words(text).length / Math.max(speechSeconds, 1))
@@ -222,10 +251,10 @@ export const clipCandidates = (
       const clean = clamp01(1 - 10 * fillerShare(text))
       const quality = 0.2 * (opens ? 1 : 0) + 0.2 * (ends ? 1 : 0) + 0.25 * centrality + 0.1 * rate + 0.15 * prior + 0.1 * clean
       const qualityWhy = [
-        opens ? "stands alone from its first word" : "",
-        ends ? "ends on a complete sentence" : "",
-        centrality >= 0.6 ? "central to the recording" : "",
-        rate >= 0.9 ? "lively speech rate" : ""
+        opens ? "makes sense without what came before" : "",
+        ends ? "ends when the thought is complete" : "",
+        centrality >= 0.6 ? "on the recording's main subject" : "",
+        rate >= 0.9 ? "lively delivery" : ""
       ].filter((w) => w !== "")
       const movesOn = inside.slice(1).some((p) => isQuestion(p.text)) ? 0.7 : 1
       const hook = hookSignal(inside)

@@ -113,3 +113,27 @@ export const PANEL: ReadonlyArray<Turn> = [
   { speaker: "A", text: "That is all for tonight. Thank you both for joining me." }
 ]
 export const PANEL_NAMES: Readonly<Record<string, string>> = { A: "Martin Hale", B: "Emma Clarke", C: "Tom" }
+
+/**
+ * A beekeeping panel (issue 24): a host who frames and asks, two guests whose answers carry the
+ * facts. `BEES_FACTS` are the facts a summary should carry (each a phrase of the guests' words);
+ * `BEES_NAMES` and `BEES_UNITS` must never be topics; reactions open some answers.
+ */
+export const BEES: ReadonlyArray<Turn> = [
+  { speaker: "A", text: "Welcome back to the show, everyone. Thanks for joining us on this sunny afternoon." },
+  { speaker: "A", text: "Today we are talking about urban beekeeping with Tom and Grace, who keep hives on city roofs." },
+  { speaker: "A", text: "Tom, what kills urban beehives most often?" },
+  { speaker: "B", text: "Pesticides. Pesticides sprayed in parks and private gardens kill more urban beehives than any disease we see, and most of that spraying happens in early spring when the colonies are weakest." },
+  { speaker: "A", text: "That is frightening. Grace, do rooftop hives produce less honey than country hives?" },
+  { speaker: "C", text: "Never. A rooftop hive in our city makes twice the honey of a country hive, because street trees and balcony flowers bloom from March to October." },
+  { speaker: "A", text: "How much honey did your rooftop hives make last year?" },
+  { speaker: "C", text: "Our twelve rooftop hives filled 300 jars of honey last summer, and we sold every jar at the farmers market." },
+  { speaker: "A", text: "Does the height of the roof matter for the bees?" },
+  { speaker: "B", text: "Yes. Above forty meters the wind is too strong, so we decided to keep every hive below twenty meters and to put a windbreak beside it." },
+  { speaker: "A", text: "And what should a beginner in urban beekeeping do first?" },
+  { speaker: "C", text: "Join a local beekeeping club before buying a hive, because ninety percent of new keepers who take a course keep their colonies alive through the first winter." },
+  { speaker: "A", text: "Great advice. Thank you both for joining us today, and goodbye everyone." }
+]
+export const BEES_FACTS: ReadonlyArray<string> = ["pesticides", "twice the honey", "300 jars", "twenty meters", "local beekeeping club"]
+export const BEES_NAMES: ReadonlyArray<string> = ["tom", "grace"]
+export const BEES_UNITS: ReadonlyArray<string> = ["meters", "meter", "percent"]

@@ -65,6 +65,9 @@ const checkRules = (phrases: ReadonlyArray<Phrase>, candidates: ReturnType<typeo
     expect(c.reason.length).toBeGreaterThan(5)
     if (i > 0) expect(c.score).toBeLessThanOrEqual(candidates[i - 1]!.score)
     for (const other of candidates.slice(0, i)) expect(c.start >= other.end || c.end <= other.start, "no overlap").toBe(true)
+    // Issue 24: never opens on the answer to a question left outside it ("Because a sea wall…").
+    const before = phrases.filter((p) => p.end <= c.start + 0.001).at(-1)
+    expect(before === undefined || !before.text.endsWith("?"), `${c.text} opens on an answer`).toBe(true)
   }
 }
 
