@@ -57,8 +57,6 @@ export const setCredentials = (next: Credentials) => {
   client = undefined
 }
 
-export const currentCredentials = () => credentials
-
 /** The headers a hand-made request (XMLHttpRequest uploads) needs to act as the signed-in person. */
 export const authHeaders = (): Record<string, string> => {
   const headers: Record<string, string> = {}

@@ -15,7 +15,6 @@ export const whisperLanguages = [
   "gl", "mr", "pa", "si", "km", "sn", "yo", "so", "af", "oc", "ka", "be", "tg", "sd", "gu", "am", "yi", "lo", "uz", "fo",
   "ht", "ps", "tk", "nn", "mt", "sa", "lb", "my", "bo", "tl", "mg", "as", "tt", "haw", "ln", "ha", "ba", "jw", "su"
 ] as const
-export type WhisperLanguage = (typeof whisperLanguages)[number]
 
 /**
  * Whisper's English-only checkpoints carry the `.en` suffix (tiny.en, base.en, …): their
