@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest"
 import type { Segment } from "../../src/contract/domain/Transcript.ts"
-import { isQuotable } from "../../services/insights/Extractive.ts"
+import { isQuotable, summaryRelevance } from "../../services/insights/Extractive.ts"
 import { indexTranscript, ungroundedNames } from "../../services/insights/Grounding.ts"
-import { extractCandidates, rankPhrases, stem } from "../../services/insights/KeyPhrases.ts"
+import { addressedNames, extractCandidates, rankPhrases, stem } from "../../services/insights/KeyPhrases.ts"
 import { chunkLines, transcriptLines } from "../../services/insights/LlmInsights.ts"
 import { mmr } from "../../services/insights/Mmr.ts"
 import { MAX_WORDS, splitSentences } from "../../services/insights/Sentences.ts"
@@ -200,5 +200,40 @@ describe("speaker stats and prompt lines", () => {
     expect(lines).toEqual(["[0:00] Ana: Hello there. Fine day.", "[1:05] S1: Indeed it is."])
     expect(chunkLines(lines, 40)).toEqual(lines)
     expect(chunkLines(lines, 1000)).toEqual([lines.join("\n")])
+  })
+})
+
+describe("issue 24: content over framing, names and units out, no reaction quotes", () => {
+  const turns = (list: ReadonlyArray<readonly [string, string]>): Array<Segment> =>
+    list.map(([speaker, text], i) => ({ start: i * 5, end: i * 5 + 4, text, speaker }))
+  const sentences = splitSentences(turns([
+    ["A", "Welcome back to the show, everyone."],
+    ["A", "Grace, how much honey did the hives make?"],
+    ["B", "Our twelve hives filled 300 jars of honey last summer."],
+    ["A", "Thanks, Grace. Hello Tom and welcome."],
+    ["C", "The weather was mild all year long in the valley."]
+  ]))
+
+  it("summary relevance: with equal centrality, the answer with a figure leads and the greeting trails", () => {
+    const relevance = summaryRelevance(sentences, sentences.map(() => 0.5))
+    const at = (prefix: string) => relevance[sentences.findIndex((s) => s.text.startsWith(prefix))]!
+    expect(at("Our twelve hives")).toBe(1)
+    expect(at("Welcome back")).toBe(0)
+    expect(at("Our twelve hives")).toBeGreaterThan(at("The weather"))
+    expect(at("The weather")).toBeGreaterThan(at("Grace, how much"))
+    expect(at("Grace, how much")).toBeGreaterThan(at("Welcome back"))
+  })
+
+  it("names said when addressing someone, and names joined to them by \"and\", are found; ordinary words are not", () => {
+    expect([...addressedNames(sentences)].sort()).toEqual(["grace", "tom"])
+  })
+
+  it("a sentence opening on a reaction is no quote", () => {
+    const [never, plain] = splitSentences(turns([
+      ["B", "Never, a rooftop hive makes twice the honey of a country hive."],
+      ["B", "A rooftop hive makes twice the honey of a country hive."]
+    ]))
+    expect(isQuotable(never!)).toBe(false)
+    expect(isQuotable(plain!)).toBe(true)
   })
 })
