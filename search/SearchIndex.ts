@@ -13,6 +13,7 @@ import type { Transcript } from "../src/contract/domain/Transcript.ts"
 import { Embedder } from "./Embedder.ts"
 import { type Highlight, highlights, queryTerms, termMatches } from "./Highlights.ts"
 import { cutPassages, type Moment } from "./Passages.ts"
+import { relevanceOf } from "./Relevance.ts"
 import { type Candidate, type JobMeta, SearchBackend } from "./SearchBackend.ts"
 
 export const QUERY_MAX_CHARS = 500
@@ -49,6 +50,8 @@ export interface SearchRequest {
   readonly since?: Date | undefined
   /** Jobs created before this time. */
   readonly until?: Date | undefined
+  /** 0..1: hits whose `relevance` is below are left out (default 0: none). */
+  readonly minRelevance?: number | undefined
 }
 
 export interface SearchHit {
@@ -59,6 +62,8 @@ export interface SearchHit {
   readonly text: string
   readonly speaker: string | null
   readonly score: number
+  /** 0..1, comparable across questions: see `relevanceOf`. */
+  readonly relevance: number
   /** Character ranges of `text` that share a stem with the question's words. */
   readonly highlights: ReadonlyArray<Highlight>
 }
@@ -68,6 +73,13 @@ interface ScoredMoment {
   readonly filename: string | null
   readonly moment: Moment
   score: number
+}
+
+/** Cosine of two L2-normalised embeddings. */
+const dot = (a: Float32Array, b: Float32Array): number => {
+  let sum = 0
+  for (let i = 0; i < a.length; i++) sum += a[i]! * b[i]!
+  return sum
 }
 
 const momentKey = (jobId: string, m: { readonly start: number; readonly end: number }) => `${jobId}@${m.start}-${m.end}`
@@ -98,7 +110,11 @@ const momentOf = (candidate: Candidate, segmentRank: ReadonlyMap<string, number>
 }
 
 /** Best first; a moment overlapping an earlier hit of the same job joins that hit. */
-export const mergeMoments = (scored: ReadonlyArray<ScoredMoment>, limit: number, terms: ReadonlyArray<string>): Array<SearchHit> => {
+export const mergeMoments = (
+  scored: ReadonlyArray<ScoredMoment>,
+  limit: number,
+  terms: ReadonlyArray<string>
+): Array<Omit<SearchHit, "relevance">> => {
   const hits: Array<{ jobId: string; filename: string | null; moments: Array<Moment>; start: number; end: number; score: number }> = []
   for (const s of [...scored].sort((a, b) => b.score - a.score)) {
     const into = hits.find((h) => h.jobId === s.jobId && s.moment.start < h.end && s.moment.end > h.start)
@@ -201,7 +217,13 @@ export class SearchIndex extends Context.Service<SearchIndex, {
           score: Math.max(m.window, m.segment) *
             (isQuestion(m.moment) ? QUESTION_FACTOR : 1)
         }))
-        return mergeMoments(scored, limit, terms)
+        const hits = mergeMoments(scored, limit, terms)
+        // Relevance is the hit's own: its text against the question, whatever it ranked.
+        const vectors = yield* embedder.embed(hits.map((h) => h.text))
+        const minRelevance = request.minRelevance ?? 0
+        return hits
+          .map((h, i) => ({ ...h, relevance: relevanceOf(q, h.text, dot(vector!, vectors[i]!)) }))
+          .filter((h) => h.relevance >= minRelevance)
       })
 
       return SearchIndex.of({ indexJob, removeJob, search })

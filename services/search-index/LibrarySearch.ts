@@ -7,11 +7,13 @@
  * locked or deleted meanwhile.
  * A question that is only spaces (the service trims) is 422 like an empty one.
  * Hits carry the name a person gave their speaker (`speaker_name`), read with the page.
+ * Hits under `min_relevance` (default 0.5) are left out; searches inside one job
+ * (`readableHits` from clip search and chat) keep every ranked hit unless they ask.
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import { type InvalidSearchQuery, SearchIndex, type SearchRequest } from "../../search/SearchIndex.ts"
 import { ValidationFailed } from "../../src/contract/api/Errors.ts"
-import type { LibrarySearchAnswer, LibrarySearchRequest, SearchHit } from "../../src/contract/api/SearchApi.ts"
+import { defaultMinRelevance, type LibrarySearchAnswer, type LibrarySearchRequest, type SearchHit } from "../../src/contract/api/SearchApi.ts"
 import type { AccountId, JobId } from "../../src/contract/domain/Ids.ts"
 import { JobStore } from "../jobs/JobStore.ts"
 import { SpeakerNameStore } from "../speakers/SpeakerNameStore.ts"
@@ -51,6 +53,7 @@ export class LibrarySearch extends Context.Service<LibrarySearch, {
           speaker: hit.speaker,
           speaker_name: hit.speaker === null ? null : names.get(hit.job_id)?.get(hit.speaker) ?? null,
           score: hit.score,
+          relevance: hit.relevance,
           highlights: hit.highlights.map(([a, b]) => [a, b] as const)
         }))
         return { hits: shown, query_ms: (yield* Clock.currentTimeMillis) - started }
@@ -64,7 +67,8 @@ export class LibrarySearch extends Context.Service<LibrarySearch, {
           jobIds: request.job_ids,
           language: request.language,
           since: request.since === undefined ? undefined : new Date(request.since * 1000),
-          until: request.until === undefined ? undefined : new Date(request.until * 1000)
+          until: request.until === undefined ? undefined : new Date(request.until * 1000),
+          minRelevance: request.min_relevance ?? defaultMinRelevance
         }, ["body", "q"])
       })
 

@@ -155,6 +155,7 @@ describe("out-of-range numbers", () => {
     { method: "POST", path: "/v1/library/search", field: "limit", in: "body", body: (v) => ({ q: "hello", limit: v }), loc: ["body", "limit"], min: 1, max: 50, integer: true },
     { method: "POST", path: "/v1/library/search", field: "since", in: "body", body: (v) => ({ q: "hello", since: v }), loc: ["body", "since"], min: 0, max: 253402300799, integer: false },
     { method: "POST", path: "/v1/library/search", field: "until", in: "body", body: (v) => ({ q: "hello", until: v }), loc: ["body", "until"], min: 0, max: 253402300799, integer: false },
+    { method: "POST", path: "/v1/library/search", field: "min_relevance", in: "body", body: (v) => ({ q: "hello", min_relevance: v }), loc: ["body", "min_relevance"], min: 0, max: 1, integer: false },
     { method: "GET", path: "/v1/jobs", field: "limit", in: "query", loc: ["query", "limit"], min: 1, max: 100, integer: true },
     { method: "GET", path: "/v1/jobs", field: "offset", in: "query", loc: ["query", "offset"], min: 0, max: safe, integer: true },
     { method: "POST", path: "/v1/jobs/{job}/clips", field: "start_s", in: "body", body: (v) => ({ start_s: v, end_s: 0.4 }), loc: ["body", "start_s"], min: 0, max: 36_000, integer: false },

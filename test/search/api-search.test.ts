@@ -33,6 +33,7 @@ interface Hit {
   text: string
   speaker: string | null
   score: number
+  relevance: number
   highlights: Array<[number, number]>
 }
 
@@ -66,7 +67,9 @@ const search = async (key: string, body: Record<string, unknown>): Promise<{ hit
   return answer
 }
 
-const found = async (key: string, q: string, jobId: string) => (await search(key, { q })).hits.some((h) => h.job_id === jobId)
+/** Whether the job ranks at all for `q` (min_relevance 0: what the index holds, not how well it answers). */
+const found = async (key: string, q: string, jobId: string) =>
+  (await search(key, { q, min_relevance: 0 })).hits.some((h) => h.job_id === jobId)
 
 /** Waits until a search for `q` does (or does not) find the job. */
 const until = (key: string, q: string, jobId: string, present: boolean) =>
@@ -106,6 +109,21 @@ describe("the library index follows the jobs", () => {
     const highlighted = hits[0]!.highlights.map(([s, e]) => hits[0]!.text.slice(s, e).toLowerCase())
     expect(highlighted).toEqual(expect.arrayContaining(["keeper", "tower"]))
     expect(query_ms).toBeGreaterThanOrEqual(0)
+  })
+
+  it("gives each hit a relevance in 0..1 and leaves out hits under min_relevance (default 0.5): an unanswerable question gets none", async () => {
+    await until(keyA, "when is the tower painted", a, true)
+    const right = (await search(keyA, { q: "when does the keeper paint the tower" })).hits[0]!
+    expect(right.relevance).toBeGreaterThanOrEqual(0.5)
+    expect(right.relevance).toBeLessThanOrEqual(1)
+    // Without the threshold the lighthouse still ranks, with a low relevance; by default it is not returned.
+    const all = (await search(keyA, { q: "stock market crash in Tokyo", min_relevance: 0 })).hits
+    expect(all.length).toBeGreaterThan(0)
+    for (const hit of all) expect(hit.relevance).toBeLessThan(0.5)
+    expect((await search(keyA, { q: "stock market crash in Tokyo" })).hits).toEqual([])
+    // A threshold above the right hit's relevance leaves it out too.
+    expect((await search(keyA, { q: "when does the keeper paint the tower", min_relevance: 1 })).hits
+      .filter((h) => h.relevance < 1)).toEqual([])
   })
 
   it("never crosses accounts, not even with the other account's job id", async () => {
@@ -201,12 +219,12 @@ describe("the library index follows the jobs", () => {
     for (const id of [strong, also, open]) await waitForJob(server, key, id)
     const q = "the volcano erupted and ash covered the village"
     await until(key, q, open, true)
-    const top = (await search(key, { q, limit: 2 })).hits.map((h) => h.job_id)
+    const top = (await search(key, { q, limit: 2, min_relevance: 0 })).hits.map((h) => h.job_id)
     expect(top).toEqual([strong, also]) // the two best matches, before any is locked
     await server.run(Effect.gen(function*() {
       yield* (yield* SqlClient.SqlClient)`UPDATE jobs SET locked = true WHERE id IN (${strong}, ${also})`.pipe(Effect.orDie)
     }))
-    const hits = (await search(key, { q, limit: 2 })).hits
+    const hits = (await search(key, { q, limit: 2, min_relevance: 0 })).hits
     expect(hits.length).toBeGreaterThan(0)
     expect(hits.every((h) => h.job_id === open)).toBe(true)
   })

@@ -2,13 +2,15 @@
  * Library search quality on the Postgres backend (PGlite): questions phrased without the
  * transcript's words find the right recording and the right moment first, in a library
  * of every shared/media transcript plus decoys on neighbouring topics. The Spanish
- * recording is found by Spanish questions and does not disturb English ones.
+ * recording is found by Spanish questions and does not disturb English ones. Right top hits
+ * clear the default `min_relevance`; questions the library cannot answer get no hit.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
 import { PostgresSearchBackend } from "../../search/PostgresSearchBackend.ts"
 import { SearchIndex } from "../../search/SearchIndex.ts"
+import { defaultMinRelevance } from "../../src/contract/api/SearchApi.ts"
 import { qualityLibrary, recordingsSaying } from "./library.ts"
 import { embedderLayer, testDatabase } from "./support.ts"
 
@@ -38,6 +40,21 @@ export const cases: ReadonlyArray<Case> = [
   { q: "¿Dónde puedo comprar verduras frescas de la zona?", recording: "El mercado abre", moment: "verduras" }
 ]
 
+/**
+ * Questions the library cannot answer: with the default `min_relevance` they get no hit.
+ * Measured: 5 of 6 (0.83). The miss is kept in the list, so the rate is what is held:
+ * "chocolate cake" meets a lemon cake recipe at cosine 0.44, as close as right answers are.
+ */
+export const unanswerable: ReadonlyArray<string> = [
+  "stock market crash in Tokyo",
+  "who won the football world cup in 1998",
+  "how do I reset my router password",
+  "what is the recipe for chocolate cake",
+  "when was the Eiffel Tower built",
+  "¿Cuál es la capital de Australia?"
+]
+const NO_HIT_RATE = 5 / 6
+
 const accountId = randomUUID()
 const layer = SearchIndex.layer.pipe(
   Layer.provide(PostgresSearchBackend.layer()),
@@ -64,8 +81,10 @@ describe("library search quality", () => {
       it.effect(`"${c.q}" → ${c.moment}`, () =>
         Effect.gen(function*() {
           const index = yield* SearchIndex
-          const hits = yield* index.search({ accountId, q: c.q, limit: 5 })
+          // Hit@1 with the default threshold: the right moment ranks first and clears it.
+          const hits = yield* index.search({ accountId, q: c.q, limit: 5, minRelevance: defaultMinRelevance })
           const top = hits[0]!
+          expect(top.relevance).toBeGreaterThanOrEqual(defaultMinRelevance)
           const right = recordingsSaying(c.recording)
           expect(right.length).toBeGreaterThan(0)
           expect(right).toContain(ids.get(top.job_id))
@@ -77,6 +96,21 @@ describe("library search quality", () => {
           }
         }))
     }
+
+    it.effect(`unanswerable questions get no hit at the default min_relevance (at least ${NO_HIT_RATE.toFixed(2)})`, () =>
+      Effect.gen(function*() {
+        const index = yield* SearchIndex
+        let none = 0
+        for (const q of unanswerable) {
+          const all = yield* index.search({ accountId, q, limit: 5 })
+          expect(all.length, q).toBeGreaterThan(0) // the ranking alone always has something
+          const hits = yield* index.search({ accountId, q, limit: 5, minRelevance: defaultMinRelevance })
+          if (hits.length === 0) none++
+        }
+        expect(none / unanswerable.length).toBeGreaterThanOrEqual(NO_HIT_RATE)
+        // The issue's own example must never return a hit.
+        expect(yield* index.search({ accountId, q: "stock market crash in Tokyo", minRelevance: defaultMinRelevance })).toEqual([])
+      }))
 
     it.effect("an English question never ranks the Spanish recordings above an English answer", () =>
       Effect.gen(function*() {

@@ -13,6 +13,8 @@ import { RequireAccount } from "./Security.ts"
 
 export const searchQueryMaxChars = 500
 export const searchMaxLimit = 50
+/** Default `min_relevance` (search/Relevance.ts calibrates `relevance` so that 0.5 separates). */
+export const defaultMinRelevance = 0.5
 /**
  * Latest time a filter takes, in Unix seconds: 9999-12-31T23:59:59Z. Past it a number no longer
  * names a date Postgres or JavaScript can hold (an invalid Date was a 500); earlier than 0 no job exists.
@@ -53,6 +55,11 @@ export const LibrarySearchRequest = Schema.Struct({
   })),
   until: Schema.optionalKey(UnixSeconds.annotate({
     description: `Only jobs created before this time (Unix seconds, 0 to ${maxUnixSeconds}).`
+  })),
+  min_relevance: Schema.optionalKey(Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1 })).annotate({
+    description: "Hits whose `relevance` is below this are not returned, so a question the library cannot answer " +
+      `gets no hits; 0 returns every ranked hit. 0 to 1.`,
+    default: defaultMinRelevance
   }))
 })
 export type LibrarySearchRequest = typeof LibrarySearchRequest.Type
@@ -67,7 +74,13 @@ export const SearchHit = Schema.Struct({
   speaker_name: Schema.NullOr(Schema.String).annotate({
     description: "The name given to `speaker` with `PATCH /v1/jobs/{job_id}/speakers`, or null."
   }),
-  score: Schema.Number.annotate({ description: "Relevance; higher is better, comparable within one answer only." }),
+  score: Schema.Number.annotate({ description: "Rank score (fused reciprocal ranks); higher is better, comparable within one answer only." }),
+  relevance: Schema.Number.annotate({
+    description: "0 to 1, comparable across questions: how well this hit answers the question, from the cosine " +
+      "similarity of the question's and the hit's sentence embeddings through a fixed logistic mapping measured " +
+      "on the project's own recordings (0.5 at the boundary between right answers and unanswerable questions), " +
+      "or at least 0.75 when the hit holds every content word of the question."
+  }),
   highlights: Highlights
 })
 export type SearchHit = typeof SearchHit.Type
@@ -116,7 +129,9 @@ export class LibrarySearchApi extends HttpApiGroup.make("librarySearch")
       description: "Natural-language questions over every finished transcript of the caller's account (never another " +
         "account's), answered with timed moments, best first: each hit is the sentence that matches inside a " +
         "half-overlapping window of 30–45 s of talk, with its own times; hits overlapping within one job are " +
-        "merged. Semantic (MiniLM sentence embeddings) and full-text matches are fused by reciprocal rank. Filters: " +
+        "merged. Semantic (MiniLM sentence embeddings) and full-text matches are fused by reciprocal rank (`score`); " +
+        "each hit also has a `relevance` (0–1, comparable across questions) and hits under `min_relevance` " +
+        `(default ${defaultMinRelevance}) are left out, so an unanswerable question gets no hits. Filters: ` +
         "`job_ids`, `language`, `since`/`until` (Unix seconds, on the job's creation). Locked transcripts are left " +
         "out until unlocked. A job is searchable a moment after it finishes or is corrected. 422 for a `q` that is " +
         `empty, only spaces or over ${searchQueryMaxChars} characters, and for any other invalid field.`
