@@ -1,12 +1,15 @@
 /** How numbers and times read on the pages. */
-export const duration = (seconds: number | null | undefined): string => {
-  if (seconds === null || seconds === undefined) return "–"
-  const total = Math.round(seconds)
-  const h = Math.floor(total / 3600)
-  const m = Math.floor((total % 3600) / 60)
-  const s = total % 60
+
+/** Whole seconds as `m:ss`, or `h:mm:ss` from an hour on. */
+export const hms = (whole: number): string => {
+  const h = Math.floor(whole / 3600)
+  const m = Math.floor((whole % 3600) / 60)
+  const s = whole % 60
   return h > 0 ? `${h}:${String(m).padStart(2, "0")}:${String(s).padStart(2, "0")}` : `${m}:${String(s).padStart(2, "0")}`
 }
+
+export const duration = (seconds: number | null | undefined): string =>
+  seconds === null || seconds === undefined ? "–" : hms(Math.round(seconds))
 
 /** Unix seconds or an ISO string as a local date and time. */
 export const when = (value: number | string | null | undefined): string => {

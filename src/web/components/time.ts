@@ -1,12 +1,10 @@
+import { hms } from "../format.ts"
+
 /** Times in a recording as people read them: `1:05` in lists, `1:05.3` where tenths matter (clip edges). */
 export const clock = (seconds: number, tenths = false): string => {
   const safe = Math.max(0, seconds)
   const whole = tenths ? Math.floor(safe) : Math.floor(safe + 1e-6)
-  const h = Math.floor(whole / 3600)
-  const m = Math.floor((whole % 3600) / 60)
-  const s = whole % 60
-  const base = h > 0 ? `${h}:${String(m).padStart(2, "0")}:${String(s).padStart(2, "0")}` : `${m}:${String(s).padStart(2, "0")}`
-  return tenths ? `${base}.${Math.floor((safe - whole) * 10)}` : base
+  return tenths ? `${hms(whole)}.${Math.floor((safe - whole) * 10)}` : hms(whole)
 }
 
 /** The `t` (seconds) of the page's hash (`#/jobs/<id>?t=12.5`), when it has one. */
