@@ -31,7 +31,7 @@ import { SignIn } from "../services/people/SignIn.ts"
 import { SignUp } from "../services/people/SignUp.ts"
 import { EdgeMiddleware } from "../src/http/Edge.ts"
 import { DatabaseLayer } from "./Database.ts"
-import { FetchLayer, InsightsGeneratorLayer } from "./Local.ts"
+import { FetchLayer, InsightsGeneratorLayer, llmOptionsFrom } from "./Local.ts"
 import { clusterOptionsFrom, WorkClusterLayer } from "./Cluster.ts"
 import { IdempotencyKeys } from "../services/jobs/IdempotencyKeys.ts"
 import { JobDispatcher, JobReconciler, UnfinishedJobs } from "../services/jobs/JobDispatcher.ts"
@@ -195,14 +195,7 @@ const UseCasesLayer = Layer.mergeAll(
 )
 
 /** "Ask this recording" writes its answer with the insights' LLM endpoint, when one is configured. */
-const ChatAnswererLayer = Layer.unwrap(AppConfig.useSync((config) =>
-  ChatAnswerer.layer(Option.isNone(config.llmUrl) ? undefined : {
-    url: config.llmUrl.value,
-    model: config.llmModel,
-    timeoutMs: config.llmTimeoutSeconds * 1000,
-    ...(Option.isSome(config.llmKey) ? { apiKey: Redacted.value(config.llmKey.value) } : {})
-  })
-))
+const ChatAnswererLayer = Layer.unwrap(AppConfig.useSync((config) => ChatAnswerer.layer(llmOptionsFrom(config))))
 
 /** Clips, speaker names and chat build on the transcript reads and job access above. */
 const ClipUseCasesLayer = Layer.mergeAll(
