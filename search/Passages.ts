@@ -8,7 +8,8 @@
  *   the overlap makes sure every stretch of talk sits well inside some window instead of
  *   being split at a window edge.
  * - `segment`: every segment alone (long segments first cut into phrases of at most
- *   12 s, see MOMENT_PHRASES). Precise for lexical matches (names, numbers) and the
+ *   12 s, see MOMENT_PHRASES; phrases ending mid-sentence joined with the rest of the
+ *   sentence in the same speaker's turn, see sentenceMoments). Precise for lexical matches (names, numbers) and the
  *   source of a hit's "moment": a window hit is narrowed to the segment inside it that
  *   matches best, with that segment's own times.
  *
@@ -117,11 +118,40 @@ const windows = (moments: ReadonlyArray<Moment>): Array<Passage> => {
  */
 const MOMENT_PHRASES = { maxCueSeconds: 12, pauseSeconds: 0.8 }
 
+/**
+ * A moment is sentence-complete: a phrase not ending a sentence (a segment break in the
+ * middle of one, "…the bees are on the" | "north roof.") is joined with the next one, as
+ * long as the same speaker goes on (both unlabelled counts as the same), the pause between
+ * them is under MERGE_GAP_SECONDS and the joined moment stays within MERGE_MAX_SECONDS
+ * (talk without punctuation must not become one moment).
+ */
+export const MERGE_GAP_SECONDS = 1.5
+export const MERGE_MAX_SECONDS = 20
+const endsSentence = (text: string): boolean => /[.!?…。？！]["'”’»)\]]*$/u.test(text)
+
+export const sentenceMoments = (moments: ReadonlyArray<Moment>): Array<Moment> => {
+  const out: Array<Moment> = []
+  for (const m of moments) {
+    const last = out.at(-1)
+    if (
+      last !== undefined && !endsSentence(last.text) && last.speaker === m.speaker &&
+      m.start - last.end < MERGE_GAP_SECONDS && m.end - last.start <= MERGE_MAX_SECONDS
+    ) {
+      out[out.length - 1] = { start: last.start, end: Math.max(last.end, m.end), text: `${last.text} ${m.text}`, speaker: last.speaker }
+    } else {
+      out.push(m)
+    }
+  }
+  return out
+}
+
 export const cutPassages = (transcript: Transcript): ReadonlyArray<Passage> => {
-  const moments = segmentPhrases(transcript.segments, MOMENT_PHRASES)
-    .map(toMoment)
-    .filter((m) => m.text !== "")
-    .sort((a, b) => a.start - b.start)
+  const moments = sentenceMoments(
+    segmentPhrases(transcript.segments, MOMENT_PHRASES)
+      .map(toMoment)
+      .filter((m) => m.text !== "")
+      .sort((a, b) => a.start - b.start)
+  )
   if (moments.length === 0) return []
   return [...windows(moments), ...moments.map((m) => passageOf("segment", [m]))]
 }

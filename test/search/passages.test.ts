@@ -52,6 +52,27 @@ describe("cutPassages", () => {
     expect(windows.at(-1)!.end).toBe(long.segments.at(-1)!.end)
   })
 
+  it("joins a sentence split across segments into one moment, within one speaker's turn", () => {
+    const split = cutPassages(transcriptOf([
+      { text: "The bees on the roof are on the", speaker: "A" },
+      { text: "north side of the building.", speaker: "A" },
+      { text: "And the hives", speaker: "A" },
+      { text: "Never.", speaker: "B" },
+      { text: "Short pause then", speaker: "B" },
+      { text: "a far later line.", speaker: "B", start: 60, end: 62 }
+    ])).filter((p) => p.kind === "segment")
+    expect(split.map((p) => p.text)).toEqual([
+      "The bees on the roof are on the north side of the building.",
+      "And the hives",
+      "Never.",
+      "Short pause then",
+      "a far later line."
+    ])
+    expect(split[0]!.start).toBe(0)
+    expect(split[0]!.end).toBeGreaterThan(split[0]!.start + 4)
+    expect(split[0]!.moments).toHaveLength(1)
+  })
+
   it("gives one window for a short transcript, none for one segment, nothing for no speech", () => {
     const short = transcriptOf([{ text: "One." }, { text: "Two." }, { text: "Three." }])
     expect(cutPassages(short).filter((p) => p.kind === "window").length).toBe(1)
@@ -79,9 +100,9 @@ describe("cutPassages", () => {
 
   it("lets a segment longer than a window stand alone and moves on", () => {
     // One 50 s word with nowhere to cut: a single moment longer than any window.
-    const t = transcriptOf([{ text: "a", start: 0, end: 50 }, { text: "b", start: 50, end: 55 }, { text: "c", start: 55, end: 60 }])
+    const t = transcriptOf([{ text: "a", start: 0, end: 50 }, { text: "b.", start: 50, end: 55 }, { text: "c.", start: 55, end: 60 }])
     const ws = cutPassages(t).filter((p) => p.kind === "window")
-    expect(ws.map((w) => w.text)).toEqual(["b c"])
+    expect(ws.map((w) => w.text)).toEqual(["b. c."])
   })
 })
 
