@@ -173,6 +173,15 @@ describe("out-of-range numbers", () => {
       max: safe,
       integer: true
     },
+    // Caption shaping (srt and vtt only: an in-range value on the default json is a 422 of its own).
+    { method: "GET", path: "/v1/jobs/{job}/result", field: "max_chars_per_line", in: "query", loc: ["query", "max_chars_per_line"], min: 10, max: 200, integer: true },
+    { method: "GET", path: "/v1/jobs/{job}/result", field: "max_lines_per_cue", in: "query", loc: ["query", "max_lines_per_cue"], min: 1, max: 5, integer: true },
+    { method: "GET", path: "/v1/jobs/{job}/result", field: "max_cue_seconds", in: "query", loc: ["query", "max_cue_seconds"], min: 1, max: 30, integer: false },
+    // Speaker hints, with diarize; the link is not one (400 BAD_URL) once the numbers pass.
+    ...(["min_speakers", "max_speakers", "speakers_expected"] as const).flatMap((field): Array<NumberField> => [
+      { method: "POST", path: "/v1/transcribe/url", field, in: "body", body: (v) => ({ url: "not a link", diarize: true, [field]: v }), loc: ["body", field], min: 1, max: 20, integer: true },
+      { method: "POST", path: "/v1/uploads/init", field, in: "body", body: (v) => ({ filename: "a.wav", size_bytes: 10, diarize: true, [field]: v }), loc: ["body", field], min: 1, max: 20, integer: true }
+    ]),
     // JSON-RPC's request id: any number is valid and only echoed back.
     { method: "POST", path: "/mcp", field: "id", in: "body", body: (v) => ({ jsonrpc: "2.0", id: v, method: "ping" }), loc: [], min: -Infinity, max: Infinity, integer: false }
   ]
