@@ -65,9 +65,11 @@ export class JobEventFeed extends Context.Service<JobEventFeed, {
         /** One batch for one consumer: (events seen, task ids to send). */
         const step = (consumer: JobEventConsumer) =>
           sql.withTransaction(Effect.gen(function*() {
-            const [cursor] = yield* sql<{ position: string | number }>`SELECT position FROM job_event_cursors
+            const [cursor] = yield* sql<{ position: string | number; position_txid: string }>`SELECT position,
+                position_txid::text AS position_txid FROM job_event_cursors
               WHERE consumer = ${consumer.name} FOR UPDATE`
-            const events = yield* log.after(Number(cursor?.position ?? 0), batch)
+            // In commit-safe order (JobEventLog): an event committed after a later-numbered one is not skipped.
+            const events = yield* log.after({ txid: cursor?.position_txid ?? "0", seq: Number(cursor?.position ?? 0) }, batch)
             const taskIds: Array<string> = []
             let delivered = 0
             for (const event of events) {
@@ -79,7 +81,8 @@ export class JobEventFeed extends Context.Service<JobEventFeed, {
             }
             const last = events.at(-1)
             if (last !== undefined) {
-              yield* sql`UPDATE job_event_cursors SET position = ${last.seq}, updated_at = ${yield* now}
+              yield* sql`UPDATE job_event_cursors SET position = ${last.seq}, position_txid = ${last.txid}::xid8,
+                updated_at = ${yield* now}
                 WHERE consumer = ${consumer.name}`
             }
             return { seen: events.length, delivered, taskIds }
@@ -108,8 +111,10 @@ export class JobEventFeed extends Context.Service<JobEventFeed, {
           if (all.length === 0) return 0
           const before = new Date((yield* Clock.currentTimeMillis) - eventRetentionMs)
           const names = all.map((consumer) => consumer.name)
+          // Only events every consumer has passed in the feed's (txid, seq) order.
           const deleted = yield* sql`DELETE FROM job_events WHERE created_at < ${before}
-            AND seq <= (SELECT min(position) FROM job_event_cursors WHERE consumer IN ${sql.in(names)})
+            AND NOT EXISTS (SELECT 1 FROM job_event_cursors AS cursor WHERE cursor.consumer IN ${sql.in(names)}
+              AND (cursor.position_txid, cursor.position) < (job_events.txid, job_events.seq))
             RETURNING seq`.pipe(Effect.orDie)
           return deleted.length
         }).pipe(Effect.withSpan("JobEventFeed.trim"))

@@ -4,6 +4,21 @@
  * and only if the change was committed — a crash between a job's completion and its
  * consumers loses nothing. Consumers read it in order through `JobEventFeed`, each from
  * its own cursor.
+ *
+ * Order is commit-safe, not just insertion order. `seq` comes from a sequence when the row is
+ * inserted, so on Postgres with several connections a transaction can take seq 7, another take
+ * seq 8 and commit first; a reader following `seq > position` would pass 8 and never see 7.
+ * Each row therefore records its transaction (`txid`, `pg_current_xact_id()`), and `after`
+ * returns only rows whose transaction is older than the oldest transaction still running
+ * (`pg_snapshot_xmin(pg_current_snapshot())`): every such transaction has committed or rolled
+ * back, so no row can appear any more at or below that horizon, and reading in (txid, seq) order
+ * from a (txid, seq) cursor never steps over a row that commits later. Chosen over a re-read
+ * window (which needs per-event delivery marks and a window guess) and over a table lock on
+ * append (which would serialize every job-ending transaction): it costs nothing on the write
+ * path and works the same on PGlite (one connection, so the horizon is simply "committed")
+ * and Postgres (xid8 and the snapshot functions exist since 13). The price: an event waits
+ * while any older transaction on the server is still open, so a transaction left open for
+ * minutes (an idle-in-transaction session) delays the feed by as much, and loses nothing.
  */
 import { Array as Arr, Clock, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -15,6 +30,8 @@ export type JobEventType = typeof JobEventType.Type
 
 export const JobEvent = Schema.Struct({
   seq: Schema.Number,
+  /** The appending transaction (xid8 as decimal text): the first half of the feed's order. */
+  txid: Schema.String,
   job_id: JobId,
   account_id: Schema.NullOr(AccountId),
   type: JobEventType,
@@ -22,13 +39,23 @@ export const JobEvent = Schema.Struct({
 })
 export type JobEvent = typeof JobEvent.Type
 
+/** A cursor: everything at or before (txid, seq) has been read. The start is ("0", 0). */
+export interface EventPosition {
+  readonly txid: string
+  readonly seq: number
+}
+
 const decodeEvents = Schema.decodeUnknownEffect(Schema.Array(JobEvent))
 
 export class JobEventLog extends Context.Service<JobEventLog, {
   /** Appends one event per job; joins the caller's transaction (call it inside the one making the change). */
   append(type: JobEventType, jobs: ReadonlyArray<{ readonly id: JobId; readonly account_id: AccountId | null }>): Effect.Effect<void>
-  /** Events after `position`, oldest first. */
-  after(position: number, limit: number): Effect.Effect<ReadonlyArray<JobEvent>>
+  /**
+   * Events after `position` in (txid, seq) order whose transaction is older than every
+   * transaction still running (see the module comment): a later call never returns an
+   * event that sorts at or before the last one returned.
+   */
+  after(position: EventPosition, limit: number): Effect.Effect<ReadonlyArray<JobEvent>>
 }>()("verbatim/work/JobEventLog") {
   static readonly layer = Layer.effect(
     JobEventLog,
@@ -43,9 +70,11 @@ export class JobEventLog extends Context.Service<JobEventLog, {
         if (!Arr.isArrayNonEmpty(rows)) return
         yield* sql`INSERT INTO job_events ${sql.insert(rows)}`.pipe(Effect.orDie)
       })
-      const after = Effect.fn("JobEventLog.after")(function*(position: number, limit: number) {
-        const rows = yield* sql`SELECT seq, job_id, account_id, type, created_at FROM job_events
-          WHERE seq > ${position} ORDER BY seq LIMIT ${limit}`.pipe(Effect.orDie)
+      const after = Effect.fn("JobEventLog.after")(function*(position: EventPosition, limit: number) {
+        const rows = yield* sql`SELECT seq, txid::text AS txid, job_id, account_id, type, created_at FROM job_events
+          WHERE (txid, seq) > (${position.txid}::xid8, ${position.seq})
+            AND txid < pg_snapshot_xmin(pg_current_snapshot())
+          ORDER BY txid, seq LIMIT ${limit}`.pipe(Effect.orDie)
         return yield* decodeEvents(rows.map(numbersFromBigInt)).pipe(Effect.orDie)
       })
       return JobEventLog.of({ append, after })

@@ -1,0 +1,103 @@
+/**
+ * The job event feed delivers an event whose transaction committed after a later-numbered
+ * one (issue 25 item 5). On Postgres two connections interleave for real: transaction A
+ * appends (taking the lower `seq`) and stays open, transaction B appends (higher `seq`) and
+ * commits, the feed passes, then A commits: the consumer must get both, each once. A reader
+ * of `seq > position` passed B's seq before A committed and never saw A. PGlite has a single
+ * connection (transactions cannot interleave), so there the file checks that a rolled-back
+ * append and a plain one still flow through the (txid, seq) cursor.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, ManagedRuntime, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { randomUUID } from "node:crypto"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { AppConfig } from "../../services/AppConfig.ts"
+import { type JobEventConsumer, JobEventFeed } from "../../services/work/JobEventFeed.ts"
+import { JobEventLog } from "../../services/work/JobEventLog.ts"
+import { JobId } from "../../src/contract/domain/Ids.ts"
+import { onPostgres } from "../support/database.ts"
+import { type Engine, startEngine } from "../work/support/engine.ts"
+
+const delivered: Array<string> = []
+
+const recorder: JobEventConsumer = {
+  name: "order-test",
+  types: ["finished"],
+  handle: (event) => Effect.sync(() => delivered.push(event.job_id)).pipe(Effect.as([]))
+}
+
+let engine: Engine
+
+beforeAll(async () => {
+  engine = await startEngine("event-order", { handlers: [], consumers: [recorder] })
+}, 120_000)
+afterAll(async () => {
+  await engine?.close()
+})
+
+const pass = () => engine.run(JobEventFeed.use((feed) => feed.pass))
+const appendNow = (id: string) =>
+  engine.run(JobEventLog.use((log) => log.append("finished", [{ id: JobId.make(id), account_id: null }])))
+const seqOf = (id: string) =>
+  engine.run(SqlClient.SqlClient.use((sql) => sql<{ seq: string }>`SELECT seq::text AS seq FROM job_events WHERE job_id = ${id}`))
+    .then((rows) => Number(rows[0]?.seq))
+const times = (id: string) => delivered.filter((seen) => seen === id).length
+
+describe("job event feed order", () => {
+  it("an append that rolls back leaves nothing behind and the next one is delivered", async () => {
+    const [gone, kept] = [randomUUID(), randomUUID()]
+    await engine.run(
+      SqlClient.SqlClient.use((sql) =>
+        sql.withTransaction(
+          Effect.andThen(
+            JobEventLog.use((log) => log.append("finished", [{ id: JobId.make(gone), account_id: null }])),
+            Effect.fail("roll back")
+          )
+        )
+      ).pipe(Effect.ignore)
+    )
+    await appendNow(kept)
+    expect(await pass()).toBe(1)
+    expect(times(gone)).toBe(0)
+    expect(times(kept)).toBe(1)
+  })
+
+  it.skipIf(!onPostgres)("delivers an event committed after a later-numbered one, and both once", async () => {
+    const databaseUrl = await engine.run(AppConfig.use((config) => Effect.succeed(config.databaseUrl)))
+    // A second pool of its own: transaction A holds one of its connections open.
+    const other = ManagedRuntime.make(
+      JobEventLog.layer.pipe(Layer.provideMerge(PgClient.layer({ url: Option.getOrThrow(databaseUrl), maxConnections: 2 })))
+    )
+    try {
+      const [early, late] = [JobId.make(randomUUID()), JobId.make(randomUUID())]
+      let appended!: () => void
+      const appendedA = new Promise<void>((resolve) => (appended = resolve))
+      let release!: () => void
+      const released = new Promise<void>((resolve) => (release = resolve))
+      const transactionA = other.runPromise(
+        SqlClient.SqlClient.use((sql) =>
+          sql.withTransaction(Effect.gen(function*() {
+            yield* JobEventLog.use((log) => log.append("finished", [{ id: early, account_id: null }]))
+            yield* Effect.sync(appended)
+            yield* Effect.promise(() => released)
+          }))
+        )
+      )
+      await appendedA
+      await appendNow(late)
+      // Passes while A is open: `late` is committed, `early` not yet.
+      await pass()
+      expect(times(early)).toBe(0)
+      release()
+      await transactionA
+      expect(await seqOf(early)).toBeLessThan(await seqOf(late))
+      await pass()
+      expect(await pass()).toBe(0)
+      expect(times(early)).toBe(1)
+      expect(times(late)).toBe(1)
+    } finally {
+      await other.dispose()
+    }
+  }, 60_000)
+})
