@@ -71,6 +71,7 @@ import { TaskHandlers } from "../services/work/TaskHandlers.ts"
 import { TaskStore } from "../services/work/TaskStore.ts"
 import { Signer } from "../services/security/Signer.ts"
 import { MediaStorage } from "../services/storage/MediaStorage.ts"
+import { SharedMedia } from "../services/storage/SharedMedia.ts"
 import { TranscriptFormats } from "../services/TranscriptFormats.ts"
 import { JobAccess } from "../services/access/JobAccess.ts"
 import { JobCommands } from "../services/access/JobCommands.ts"
@@ -284,6 +285,8 @@ export const ServerLayer = Layer.merge(
 ).pipe(
   Layer.provideMerge(HttpServerLayer),
   Layer.provideMerge(WorkLayer),
+  // Before any work starts: refuses to start on a media directory the other processes do not share.
+  Layer.provideMerge(SharedMedia.layer),
   Layer.provideMerge(SearchLayer),
   Layer.provideMerge(DomainLayer),
   Layer.provide(AppLogger.effectLogger)

@@ -13,6 +13,11 @@ export interface AppConfigShape {
   readonly port: number
   /** Root of everything the embedded mode keeps on disk (database, uploads, media). */
   readonly dataDir: string
+  /**
+   * Where submitted media (uploads, audio, clips) lives; unset: `dataDir/media`. Processes on
+   * one Postgres must all see the same directory (checked at start, services/storage/SharedMedia.ts).
+   */
+  readonly mediaDir: Option.Option<string>
   /** Set: that Postgres. Unset: embedded PGlite under `dataDir/pg`. */
   readonly databaseUrl: Option.Option<Redacted.Redacted>
   /** Base URL clients reach this service at; used in links the API hands out. */
@@ -102,6 +107,7 @@ export const knownVariables: ReadonlyArray<string> = [
   "VERBATIM_HOST",
   "VERBATIM_PORT",
   "VERBATIM_DATA_DIR",
+  "VERBATIM_MEDIA_DIR",
   "VERBATIM_PUBLIC_URL",
   "VERBATIM_SIGNING_SECRET",
   "VERBATIM_SECRET_KEY",
@@ -156,6 +162,7 @@ const config = Config.all({
     Config.withDefault(8080)
   ),
   dataDir: Config.NonEmptyString("VERBATIM_DATA_DIR").pipe(Config.withDefault("./data")),
+  mediaDir: Config.option(Config.NonEmptyString("VERBATIM_MEDIA_DIR")),
   databaseUrl: Config.option(Config.Redacted("DATABASE_URL")),
   publicUrl: Config.option(Config.URL("VERBATIM_PUBLIC_URL").pipe(Config.map((url) => url.href.replace(/\/$/, "")))),
   signingSecret: Config.option(Config.Redacted("VERBATIM_SIGNING_SECRET")),

@@ -1,6 +1,7 @@
 /**
  * Where submitted media lives, addressed by object key. The default is a local directory
- * (`<dataDir>/media`); an object store can replace this layer without touching callers,
+ * (`VERBATIM_MEDIA_DIR`, else `<dataDir>/media`), which every process on one Postgres must
+ * share (SharedMedia checks it at start); an object store can replace this layer without touching callers,
  * as long as `localPath` can hand the pipeline a readable file (a store would download
  * to a temp file there).
  *
@@ -9,11 +10,11 @@
  * mid-upload leaves only a temporary, which `sweepTemporaries` removes once it is older than
  * a bound (an upload in progress touches its temporary with every chunk).
  */
-import { Clock, Context, Effect, Layer, Schema, Stream } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schema, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { AppConfig } from "../AppConfig.ts"
+import { AppConfig, type AppConfigShape } from "../AppConfig.ts"
 
 export class ObjectTooLarge extends Schema.TaggedError<ObjectTooLarge>()("ObjectTooLarge", {
   limit: Schema.Number
@@ -39,6 +40,10 @@ export interface OwnerFolder {
   readonly folder: string
   readonly ownerId: string
 }
+
+/** The media directory: `VERBATIM_MEDIA_DIR`, else `<VERBATIM_DATA_DIR>/media`, absolute. */
+export const mediaRoot = (config: Pick<AppConfigShape, "dataDir" | "mediaDir">): string =>
+  path.resolve(Option.getOrElse(config.mediaDir, () => path.join(config.dataDir, "media")))
 
 const safeKey = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,400}$/
 const temporaryName = /\.[0-9a-f]{8}\.partial$/
@@ -269,7 +274,5 @@ export class MediaStorage extends Context.Service<MediaStorage, {
       })
     })
 
-  static readonly layer = Layer.unwrap(
-    AppConfig.useSync((config) => MediaStorage.layerDirectory(path.resolve(config.dataDir, "media")))
-  )
+  static readonly layer = Layer.unwrap(AppConfig.useSync((config) => MediaStorage.layerDirectory(mediaRoot(config))))
 }
