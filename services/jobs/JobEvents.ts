@@ -14,6 +14,14 @@
  * that the claims of a crashed process lapse and their deliveries go out again. The attempt
  * is counted when it is claimed, since from then on the receiver may get it.
  *
+ * Delivery is at least once, with one `webhook-id` per event: a process killed (SIGKILL, power
+ * loss) after its POST reached the receiver but before it recorded the answer leaves a claim
+ * that lapses after `claimLeaseMs`; the delivery is then sent again by another process, with
+ * the same `webhook-id` (receivers drop an id they have seen, as Standard Webhooks asks). Only
+ * deliveries in flight at that moment go twice (test/jobs/webhooks-multiprocess.test.ts).
+ * Every outcome is logged: delivered, failed with its retry time or given up, and sent again
+ * after a lapsed claim.
+ *
  * The end event is recorded by `webhookConsumer`, a consumer of the job event outbox
  * (`JobEventFeed`): the `finished` event is committed with the job's end, and the delivery
  * row is written in the same transaction that moves the consumer's cursor, so each end of
@@ -40,6 +48,9 @@ const batchSize = 20
 
 interface ClaimedDelivery {
   readonly id: string
+  readonly job_id: string
+  /** The claim that lapsed unrecorded before this one (its process stopped mid-send), if any. */
+  readonly lapsed_claim: string | null
   readonly account_id: AccountId
   readonly url: string
   readonly payload: unknown
@@ -117,7 +128,15 @@ export class JobEvents extends Context.Service<JobEvents, {
             next_attempt_at = CASE WHEN delivered_at IS NOT NULL THEN NULL ELSE ${retryAt}::timestamptz END,
             claim = NULL, claimed_until = NULL
           WHERE id = ${delivery.id} AND claim = ${claim} RETURNING id`.pipe(Effect.orDie)
-        if (recorded.length > 0) return
+        const fields = { delivery_id: delivery.id, job_id: delivery.job_id, attempt: delivery.attempts, status, error }
+        if (recorded.length > 0) {
+          yield* ok
+            ? Effect.logInfo("webhook delivered", fields)
+            : retryAt === null
+            ? Effect.logWarning("webhook delivery given up after its last attempt", fields)
+            : Effect.logWarning("webhook attempt failed; retried later", { ...fields, retry_at: retryAt.toISOString() })
+          return
+        }
         // The lease lapsed before the outcome came and another pass has claimed the delivery
         // (its attempt is counted too); that pass records its own outcome. A success still
         // counts: the receiver has the event.
@@ -132,7 +151,7 @@ export class JobEvents extends Context.Service<JobEvents, {
         const now = yield* Clock.currentTimeMillis
         const claim = crypto.randomUUID()
         const due = yield* sql<ClaimedDelivery>`WITH due AS (
-            SELECT id FROM webhook_deliveries
+            SELECT id, claim AS lapsed_claim FROM webhook_deliveries
             WHERE delivered_at IS NULL AND next_attempt_at IS NOT NULL AND next_attempt_at <= ${new Date(now)}
               AND (claimed_until IS NULL OR claimed_until <= ${new Date(now)})
             ORDER BY next_attempt_at LIMIT ${batchSize}
@@ -141,7 +160,17 @@ export class JobEvents extends Context.Service<JobEvents, {
           UPDATE webhook_deliveries AS delivery
           SET claim = ${claim}, claimed_until = ${new Date(now + claimLeaseMs)}, attempts = delivery.attempts + 1
           FROM due WHERE delivery.id = due.id
-          RETURNING delivery.id, delivery.account_id, delivery.url, delivery.payload, delivery.attempts`.pipe(Effect.orDie)
+          RETURNING delivery.id, delivery.job_id::text AS job_id, due.lapsed_claim::text AS lapsed_claim,
+            delivery.account_id, delivery.url, delivery.payload, delivery.attempts`.pipe(Effect.orDie)
+        for (const delivery of due) {
+          if (delivery.lapsed_claim === null) continue
+          // The receiver may already have this one: same webhook-id, so it can tell.
+          yield* Effect.logWarning("webhook sent again: the previous attempt's claim lapsed without an outcome (its process stopped mid-send)", {
+            delivery_id: delivery.id,
+            job_id: delivery.job_id,
+            attempt: delivery.attempts
+          })
+        }
         yield* Effect.forEach(due, (delivery) => deliver(delivery, claim), { concurrency: "unbounded", discard: true })
         return due.length
       }).pipe(Effect.withSpan("JobEvents.deliverDue"))

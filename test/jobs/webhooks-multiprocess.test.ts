@@ -9,6 +9,12 @@
  * a job ends (that each end is recorded once is covered in api-webhooks.test.ts). What the two
  * processes race over is the sending; jobs would also bring in the model, since a job's
  * transcription may be routed to either process's runner.
+ *
+ * Then one process is killed with SIGKILL while both have deliveries in flight. Delivery is at
+ * least once with a stable `webhook-id` (services/jobs/JobEvents.ts): every event still
+ * arrives; the only ones that arrive twice are those the killed process had in flight at the
+ * kill, sent again by the survivor once their claim lapsed (same id), each logged as sent
+ * again; everything else arrives once, and the table ends with every delivery recorded.
  */
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Option } from "effect"
@@ -23,6 +29,8 @@ import { startWebhookReceiver, type WebhookReceiver } from "../support/webhookRe
 const deliveries = 30
 /** Slower than the 1 s delivery loop. */
 const receiverDelayMs = 1_500
+/** JobEvents' claim lease: how long an in-flight delivery of a killed process waits. */
+const claimLeaseMs = 60_000
 
 let storage: TestStorage
 let receiver: WebhookReceiver
@@ -61,29 +69,37 @@ const rows = () =>
       FROM webhook_deliveries ORDER BY id`.pipe(Effect.orDie)
   }))
 
+let accountId: string
+
+/** `count` deliveries to `path`, due at once, written in one statement: both loops find them on their next pass. */
+const insertDue = async (count: number, path: string) => {
+  const ids = Array.from({ length: count }, () => randomUUID())
+  await query(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const now = new Date()
+    const [first, ...rest] = ids.map((id) => ({
+      id,
+      job_id: randomUUID(),
+      account_id: accountId,
+      event: "job.done",
+      url: receiver.url(path),
+      payload: JSON.stringify({ type: "job.done", timestamp: now.toISOString(), data: { job_id: id } }),
+      next_attempt_at: now,
+      created_at: now
+    }))
+    yield* sql`INSERT INTO webhook_deliveries ${sql.insert([first!, ...rest])}`.pipe(Effect.orDie)
+  }))
+  return ids
+}
+
 describe.skipIf(!onPostgres)("webhook deliveries with two processes on one Postgres", () => {
   it("sends each event once to a receiver slower than the loop, and records every send", async () => {
     const env = { ...storage.env, VERBATIM_FETCH_ALLOW: `127.0.0.1:${receiver.port}` }
     const account = await runCliJson<{ id: string }>(["admin", "account", "create", "--email", "hooks@example.com"], env)
     processes.push(...await Promise.all([startServerProcess(env), startServerProcess(env)]))
 
-    // Due at once, written in one statement: both loops find them on their next pass.
-    const ids = Array.from({ length: deliveries }, () => randomUUID())
-    await query(Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const now = new Date()
-      const [first, ...rest] = ids.map((id) => ({
-        id,
-        job_id: randomUUID(),
-        account_id: account.id,
-        event: "job.done",
-        url: receiver.url("/multi"),
-        payload: JSON.stringify({ type: "job.done", timestamp: now.toISOString(), data: { job_id: id } }),
-        next_attempt_at: now,
-        created_at: now
-      }))
-      yield* sql`INSERT INTO webhook_deliveries ${sql.insert([first!, ...rest])}`.pipe(Effect.orDie)
-    }))
+    accountId = account.id
+    const ids = await insertDue(deliveries, "/multi")
 
     await eventually(async () => {
       const found = await rows()
@@ -92,14 +108,14 @@ describe.skipIf(!onPostgres)("webhook deliveries with two processes on one Postg
     // A second send of anything would have arrived by now (receiver delay plus loop intervals).
     await sleep(receiverDelayMs + 2_500)
 
-    const sent = receiver.deliveries.map((delivery) => delivery.headers["webhook-id"] as string)
+    const sent = receiver.deliveries.filter((delivery) => delivery.path === "/multi").map((delivery) => delivery.headers["webhook-id"] as string)
     const perId = new Map<string, number>()
     for (const id of sent) perId.set(id, (perId.get(id) ?? 0) + 1)
     const twice = [...perId].filter(([, count]) => count > 1)
     expect(twice, `${twice.length} of ${deliveries} sent more than once`).toEqual([])
     expect([...sent].sort()).toEqual([...ids].sort())
 
-    const recorded = await rows()
+    const recorded = (await rows()).filter((row) => ids.includes(row.id))
     for (const row of recorded) {
       expect(row).toMatchObject({ attempts: 1, last_status: 200, next_attempt_at: null })
       expect(row.delivered_at).not.toBeNull()
@@ -110,5 +126,50 @@ describe.skipIf(!onPostgres)("webhook deliveries with two processes on one Postg
       return yield* sql<{ id: string }>`SELECT id FROM webhook_deliveries WHERE claim IS NOT NULL`.pipe(Effect.orDie)
     }))
     expect(claimed).toEqual([])
+  }, 240_000)
+
+  it("with one process killed mid-delivery: every event arrives, only those it had in flight twice", async () => {
+    const [victim, survivor] = processes
+    expect(victim && survivor, "the two processes of the first test").toBeTruthy()
+    // More than one pass can claim (20), so both processes hold deliveries in flight at once.
+    const count = 40
+    const ids = await insertDue(count, "/killed")
+    const arrivals = () => receiver.deliveries.filter((delivery) => delivery.path === "/killed")
+    await eventually(async () => (arrivals().length > 20 ? true : undefined), "both processes to be sending", 30_000, 20)
+    await victim!.stop("SIGKILL")
+    const killedAt = Date.now()
+
+    await eventually(async () => {
+      const found = (await rows()).filter((row) => ids.includes(row.id))
+      return found.length === count && found.every((row) => row.delivered_at !== null) ? true : undefined
+    }, "every delivery to be delivered after the kill", claimLeaseMs + 60_000, 500)
+    await sleep(receiverDelayMs + 2_500)
+
+    const byId = new Map<string, Array<number>>()
+    for (const delivery of arrivals()) {
+      const id = delivery.headers["webhook-id"] as string
+      byId.set(id, [...(byId.get(id) ?? []), delivery.at])
+    }
+    // Every event arrived.
+    expect([...byId.keys()].sort()).toEqual([...ids].sort())
+    // Those twice were in flight at the kill (arrived, answer still pending: the receiver answers
+    // after `receiverDelayMs`), and went again only once their claim lapsed; nothing went three times.
+    const twice = [...byId].filter(([, times]) => times.length > 1)
+    expect(twice.length, "the killed process's in-flight deliveries are sent again").toBeGreaterThan(0)
+    for (const [id, times] of twice) {
+      expect(times, id).toHaveLength(2)
+      expect(times[0]!, `${id} was in flight at the kill`).toBeGreaterThan(killedAt - receiverDelayMs - 500)
+      expect(times[0]!).toBeLessThanOrEqual(killedAt)
+      expect(times[1]! - times[0]!, `${id} went again only after its claim lapsed`).toBeGreaterThan(claimLeaseMs - 5_000)
+    }
+    // The table counts every send and ends with nothing claimed.
+    const recorded = (await rows()).filter((row) => ids.includes(row.id))
+    for (const row of recorded) {
+      expect(row).toMatchObject({ last_status: 200, next_attempt_at: null })
+      expect(row.attempts).toBeGreaterThanOrEqual(byId.get(row.id)!.length)
+      expect(row.attempts).toBeLessThanOrEqual(2)
+    }
+    // The survivor says what happened to each one it sent again.
+    for (const [id] of twice) expect(survivor!.output()).toMatch(new RegExp(`webhook sent again[^\\n]*${id}`))
   }, 240_000)
 })
