@@ -73,7 +73,7 @@ let accountId: string
 
 /** `count` deliveries to `path`, due at once, written in one statement: both loops find them on their next pass. */
 const insertDue = async (count: number, path: string) => {
-  const ids = Array.from({ length: count }, () => randomUUID())
+  const ids: Array<string> = Array.from({ length: count }, () => randomUUID())
   await query(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const now = new Date()
