@@ -28,7 +28,7 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { DatabaseLayer } from "../layers/Database.ts"
@@ -60,7 +60,17 @@ const questions = [
   "should I expect a downpour this evening",
   "what has to change in the agreement before signing",
   "what keeps community journalism going",
-  "¿Qué día abre el mercado?"
+  "¿Qué día abre el mercado?",
+  "who is the scientist on the show",
+  "how much land can a single bad night take away",
+  "¿Dónde puedo comprar verduras frescas de la zona?",
+  "stock market crash in Tokyo",
+  "how do I reset my router password",
+  "what is the recipe for chocolate cake",
+  "when will the new windmills feed the grid",
+  "what are we planting in the raised beds this week",
+  "weather",
+  "library"
 ]
 
 const percentile = (values: ReadonlyArray<number>, p: number) => {
@@ -111,7 +121,7 @@ const program = Effect.gen(function*() {
 
   // — index throughput and query latency —
   const pool: Array<PassageDocument> = passages.map((p, i) => ({ ...p, embedding: vectors[i]! }))
-  const accountId = randomUUID()
+  let accountId: string = randomUUID()
   let stored = 0
   const p = (values: ReadonlyArray<number>) => `p50 ${percentile(values, 50).toFixed(1)} ms, p99 ${percentile(values, 99).toFixed(1)} ms`
   /** 100 questions through `SearchIndex.search`, with the query embedding and the first candidate list timed apart. */
@@ -119,6 +129,8 @@ const program = Effect.gen(function*() {
     const latencies: Array<number> = []
     const embedding: Array<number> = []
     const firstList: Array<number> = []
+    const momentList: Array<number> = []
+    const hitEmbedding: Array<number> = []
     for (let i = 0; i < QUERIES; i++) {
       const q = questions[i % questions.length]!
       const q0 = performance.now()
@@ -126,14 +138,48 @@ const program = Effect.gen(function*() {
       const q1 = performance.now()
       const [vector] = yield* embedder.embed([q])
       const q2 = performance.now()
-      yield* backend.candidates({ accountId, q, vector: vector!, limit: 40 })
+      const first = yield* backend.candidates({ accountId, q, vector: vector!, limit: 40 })
       const q3 = performance.now()
+      const jobIds = Array.from(new Set(first.filter((c) => c.passage.kind === "window").map((c) => c.passage.jobId)))
+      if (jobIds.length > 0) yield* backend.candidates({ accountId, q, vector: vector!, limit: 100, kind: "segment", jobIds })
+      const q4 = performance.now()
+      yield* embedder.embed(first.slice(0, 10).map((c) => c.passage.moments[0]!.text))
+      const q5 = performance.now()
       latencies.push(q1 - q0)
       embedding.push(q2 - q1)
       firstList.push(q3 - q2)
+      momentList.push(q4 - q3)
+      hitEmbedding.push(q5 - q4)
     }
     return `search ${p(latencies)} (${QUERIES} queries); of which: query embedding ${p(embedding)}, ` +
-      `first candidate list (vector + full text + fusion) ${p(firstList)}`
+      `first candidate list (vector + full text + fusion) ${p(firstList)}, moment list (segments of the ` +
+      `candidate windows' jobs) ${p(momentList)}, relevance embedding of 10 hits ${p(hitEmbedding)}; ` + (yield* recallAt10())
+  })
+  /**
+   * recall@10 of the search as it runs against the exact reference (`exact: true`: exact
+   * vector order, every full-text match ranked), hit by hit (same job, same moment), over
+   * every distinct question, plus the reference's own latency.
+   */
+  const recallAt10 = Effect.fnUntraced(function*() {
+    if (process.argv.includes("--no-recall")) return "recall not measured"
+    const referenceLayer = SearchIndex.layer.pipe(Layer.provide(PostgresSearchBackend.layer({ exact: true })))
+    return yield* Effect.gen(function*() {
+      const reference = yield* SearchIndex
+      let found = 0
+      let total = 0
+      const slow: Array<number> = []
+      for (const q of questions) {
+        const fast = yield* index.search({ accountId, q, limit: 10 })
+        const t = performance.now()
+        const exact = yield* reference.search({ accountId, q, limit: 10 })
+        slow.push(performance.now() - t)
+        const keys = new Set(fast.map((h) => `${h.job_id}@${h.start}-${h.end}`))
+        found += exact.filter((h) => keys.has(`${h.job_id}@${h.start}-${h.end}`)).length
+        total += exact.length
+      }
+      return `recall@10 vs exact ${(found / total).toFixed(3)} (${found}/${total} hits, ${questions.length} questions; ` +
+        `exact reference p50 ${percentile(slow, 50).toFixed(0)} ms)`
+    }).pipe(Effect.provide(referenceLayer), Effect.orDie)
   })
   for (const size of sizes) {
     const started = performance.now()
@@ -154,10 +200,45 @@ const program = Effect.gen(function*() {
     )
   }
 
-  if (bulk !== undefined && !exact) {
+  if (bulk !== undefined) {
     const sql = yield* SqlClient.SqlClient
-    yield* sql`DROP INDEX search_passages_embedding`.pipe(Effect.orDie)
-    yield* sql`DROP INDEX search_passages_tsv`.pipe(Effect.orDie)
+    const [column] = yield* sql<{ udt_name: string }>`SELECT udt_name FROM information_schema.columns
+      WHERE table_name = 'search_passages' AND column_name = 'embedding'`.pipe(Effect.orDie)
+    const pgvector = column?.udt_name === "vector"
+    const [have] = yield* sql<{ n: number; account: string | null }>`SELECT count(*)::int AS n, min(account_id::text) AS account
+      FROM search_passages`.pipe(Effect.orDie)
+    if (have !== undefined && have.n >= bulk && have.account !== null) {
+      // `--data`: the library of an earlier run is measured again as it is.
+      accountId = have.account
+      stored = have.n
+      console.log(`${stored} passages already stored in ${dataDir} (pgvector: ${pgvector}): measuring only`)
+      if (process.argv.includes("--explain")) {
+        // Where a query's time goes: the plans of today's two candidate lists for two questions.
+        for (const q of [questions[0]!, questions[3]!]) {
+          const [vector] = yield* embedder.embed([q])
+          const [built] = yield* sql<{ tq: string }>`SELECT string_agg(quote_literal(lexeme), ' | ') AS tq FROM (
+              SELECT DISTINCT unnest(tsvector_to_array(to_tsvector(c::regconfig, ${q}))) AS lexeme
+              FROM unnest(string_to_array('simple,english', ',')) AS c) AS l`.pipe(Effect.orDie)
+          const plans = [
+            sql`EXPLAIN (ANALYZE, BUFFERS) SELECT id, text FROM search_passages
+              WHERE tsv @@ ${built!.tq}::tsquery AND account_id = ${accountId}
+              ORDER BY ts_rank_cd(tsv, ${built!.tq}::tsquery) DESC, id LIMIT 200`,
+            sql`EXPLAIN (ANALYZE, BUFFERS) SELECT id, text FROM search_passages WHERE account_id = ${accountId}
+              ORDER BY embedding <=> ${`[${Array.from(vector!).join(",")}]`}::vector LIMIT 50`
+          ]
+          console.log(`\n"${q}" → ${built!.tq}`)
+          for (const plan of plans) {
+            const rows = yield* plan.pipe(Effect.orDie)
+            console.log(rows.map((r) => Object.values(r)[0]).join("\n"))
+          }
+        }
+        return
+      }
+      console.log(`${stored} passages: ` + (yield* measureQueries()))
+      return
+    }
+    yield* sql`DROP INDEX IF EXISTS search_passages_embedding`.pipe(Effect.orDie)
+    yield* sql`DROP INDEX IF EXISTS search_passages_tsv`.pipe(Effect.orDie)
     const loadStarted = performance.now()
     const created = new Date()
     while (stored < bulk) {
@@ -177,7 +258,12 @@ const program = Effect.gen(function*() {
           language: "en",
           ts_config: "english",
           created_at: created,
-          embedding: `[${Array.from(noisy(base.embedding, 0.03)).join(",")}]`
+          embedding: pgvector
+            ? `[${Array.from(noisy(base.embedding, 0.03)).join(",")}]`
+            : (() => {
+              const v = noisy(base.embedding, 0.03)
+              return new Uint8Array(v.buffer, v.byteOffset, v.byteLength)
+            })()
         }
       })
       yield* sql`INSERT INTO search_passages ${sql.insert(rows as [typeof rows[0] & {}])}`.pipe(Effect.orDie)
@@ -192,7 +278,9 @@ const program = Effect.gen(function*() {
     // The default 64 MB cannot hold the graph of 100k 384-d vectors; pgvector then builds far slower.
     yield* sql`SET maintenance_work_mem = '512MB'`.pipe(Effect.orDie)
     const hnswStarted = performance.now()
-    yield* sql`CREATE INDEX search_passages_embedding ON search_passages USING hnsw (embedding vector_cosine_ops)`.pipe(Effect.orDie)
+    if (pgvector) {
+      yield* sql`CREATE INDEX search_passages_embedding ON search_passages USING hnsw (embedding vector_cosine_ops)`.pipe(Effect.orDie)
+    }
     const hnswSeconds = (performance.now() - hnswStarted) / 1000
     yield* sql`ANALYZE search_passages`.pipe(Effect.orDie)
     console.log(
@@ -216,8 +304,14 @@ const program = Effect.gen(function*() {
   }
 })
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "verbatim-bench-search-"))
-const database = DatabaseLayer.pipe(Layer.provide(AppConfig.layerWith({ dataDir, databaseUrl: Option.none() })))
+const keep = arg("--data")
+const databaseUrl = arg("--database-url")
+const dataDir = keep ?? fs.mkdtempSync(path.join(os.tmpdir(), "verbatim-bench-search-"))
+fs.mkdirSync(dataDir, { recursive: true })
+const database = DatabaseLayer.pipe(Layer.provide(AppConfig.layerWith({
+  dataDir,
+  databaseUrl: databaseUrl === undefined ? Option.none() : Option.some(Redacted.make(databaseUrl))
+})))
 const embedder = Embedder.layer({ modelsDir, threads: 1 }).pipe(
   Layer.provide(OnnxRuntime.layer({ threads: 1, idleUnloadMs: 60_000 }))
 )
@@ -229,4 +323,4 @@ const layer = SearchIndex.layer.pipe(
 )
 
 await Effect.runPromise(program.pipe(Effect.provide(layer), Effect.scoped))
-fs.rmSync(dataDir, { recursive: true, force: true })
+if (keep === undefined) fs.rmSync(dataDir, { recursive: true, force: true })

@@ -41,7 +41,8 @@ export const questionLanguage = (q: string): "en" | "es" | undefined => {
   return es > en ? "es" : en > es ? "en" : undefined
 }
 
-const wordPattern = /[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu
+/** A word: letters and digits, with an apostrophe's tail ("don't"). */
+export const wordPattern = /[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu
 
 /** The question's content words, folded (lower case, no accents). */
 export const queryTerms = (q: string): ReadonlyArray<string> =>

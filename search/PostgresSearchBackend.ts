@@ -11,7 +11,7 @@
  */
 import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { foldWord, queryTerms, questionLanguage, termMatches } from "./Highlights.ts"
+import { foldWord, queryTerms, questionLanguage, termMatches, wordPattern } from "./Highlights.ts"
 import type { Moment } from "./Passages.ts"
 import { type Candidate, type CandidateQuery, type JobMeta, type PassageDocument, passageRecord, SearchBackend, type StoredPassage } from "./SearchBackend.ts"
 
@@ -62,7 +62,8 @@ const Row = Schema.Struct({
   end: Schema.Number,
   speaker: Schema.NullOr(Schema.String),
   text: Schema.String,
-  moments: Schema.Unknown
+  moments: Schema.Unknown,
+  cosine: Schema.optional(Schema.Union([Schema.Number, Schema.String]))
 })
 const decodeRows = Schema.decodeUnknownEffect(Schema.Array(Row))
 
@@ -95,6 +96,57 @@ const wellCovered = <R extends { readonly text: string }>(q: string, rows: Reado
 
 const englishQuestion = (q: string): boolean => questionLanguage(q) !== "es"
 
+/** One original spelling per content word of the question (see `queryTerms`). */
+const contentWords = (q: string): ReadonlyArray<string> => {
+  const byTerm = new Map<string, string>()
+  for (const m of q.matchAll(wordPattern)) {
+    const term = foldWord(m[0])
+    if (!byTerm.has(term) && queryTerms(m[0]).length > 0) byTerm.set(term, m[0])
+  }
+  return Array.from(byTerm.values())
+}
+
+/** Above this many combinations the coverage rule is left to `wellCovered` alone. */
+const MAX_COVER_COMBINATIONS = 64
+
+const combinations = (n: number, k: number): Array<Array<number>> => {
+  const out: Array<Array<number>> = []
+  const pick = (from: number, chosen: Array<number>) => {
+    if (chosen.length === k) {
+      out.push([...chosen])
+      return
+    }
+    for (let i = from; i <= n - (k - chosen.length); i++) pick(i + 1, [...chosen, i])
+  }
+  pick(0, [])
+  return out
+}
+
+const binomial = (n: number, k: number): number => {
+  let c = 1
+  for (let i = 1; i <= k; i++) c = (c * (n - k + i)) / i
+  return Math.round(c)
+}
+
+/**
+ * The tsquery that selects the full-text candidates, \`groups\` being each content word's
+ * lexemes ("(a | b)") in the question's configurations. Only content words: the
+ * question's function words ("the", "is", kept by the \`simple\` configuration) match
+ * almost every passage, and ranking those by \`ts_rank_cd\` was most of a query at 100k
+ * passages (11k rows read and ranked, 180 ms). For an English question the coverage rule
+ * of \`wellCovered\` is asked of the GIN index itself: any \`needed\` of the words
+ * together, as an OR of ANDs, while the combinations stay few. Undefined: no content word
+ * (the question's own lexemes are used, as before).
+ */
+const coverQuery = (q: string, groups: ReadonlyArray<string>): string | undefined => {
+  if (groups.length === 0) return undefined
+  const n = groups.length
+  if (n === 1 || !englishQuestion(q)) return groups.join(" | ")
+  const needed = n <= 2 ? n : Math.ceil(n / 2)
+  if (binomial(n, needed) > MAX_COVER_COMBINATIONS) return groups.join(" | ")
+  return combinations(n, needed).map((c) => `(${c.map((i) => groups[i]!).join(" & ")})`).join(" | ")
+}
+
 /** Reciprocal rank fusion: Σ weight / (k + rank) over the lists an item appears in. */
 export const reciprocalRankFusion = (
   lists: ReadonlyArray<{ readonly ids: ReadonlyArray<string>; readonly weight: number }>,
@@ -114,12 +166,21 @@ export const PostgresSearchBackend = {
    * stray word in many passages, so a full-text rank counts for less than a semantic one
    * (except for a question in another language, where it weighs 1 too).
    */
-  layer: (options: { readonly lexicalWeight?: number } = {}) =>
+  layer: (options: {
+    readonly lexicalWeight?: number
+    /**
+     * Rank every candidate in full: exact vector order instead of HNSW, and the full-text
+     * list over every passage sharing any lexeme of the question. The reference that
+     * bench/search.ts measures recall@10 against; slow on a large library.
+     */
+    readonly exact?: boolean
+  } = {}) =>
     Layer.effect(
       SearchBackend,
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const lexicalWeight = options.lexicalWeight ?? 0.5
+        const exact = options.exact ?? false
         const [column] = yield* sql<{ udt_name: string }>`SELECT udt_name FROM information_schema.columns
           WHERE table_name = 'search_passages' AND column_name = 'embedding'`.pipe(Effect.orDie)
         const pgvector = column?.udt_name === "vector"
@@ -211,19 +272,23 @@ export const PostgresSearchBackend = {
             ...(query.until === undefined ? [] : [sql`created_at < ${query.until}`])
           ])
         const columns = sql.literal(`id, job_id::text AS job_id, filename, kind, start, "end", speaker, text, moments`)
+        // The query's cosine to each row (for the hits' relevance): computed by pgvector, or
+        // here from the row's bytes without it.
+        const cosineColumn = (query: CandidateQuery) =>
+          pgvector ? sql`1 - (embedding <=> ${vectorLiteral(query.vector)}::vector) AS cosine` : sql`embedding`
 
         const semantic = (query: CandidateQuery, depth: number) =>
-          pgvector && query.jobIds !== undefined && query.jobIds.length <= EXACT_JOBS
+          pgvector && (exact || (query.jobIds !== undefined && query.jobIds.length <= EXACT_JOBS))
             // A few named jobs: their rows come from the job index and are ranked exactly
             // (`+ 0` keeps the planner off HNSW, which would walk the whole graph's
             // neighbourhood discarding other jobs' rows).
-            ? sql`SELECT ${columns} FROM search_passages WHERE ${filters(query)}
+            ? sql`SELECT ${columns}, ${cosineColumn(query)} FROM search_passages WHERE ${filters(query)}
                 ORDER BY (embedding <=> ${vectorLiteral(query.vector)}::vector) + 0 LIMIT ${depth}`
             : pgvector
             ? sql.withTransaction(Effect.gen(function*() {
               // Filtered HNSW scans keep walking the graph until enough rows pass the filter.
               yield* sql`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', '100', true)`
-              return yield* sql`SELECT ${columns} FROM search_passages WHERE ${filters(query)}
+              return yield* sql`SELECT ${columns}, ${cosineColumn(query)} FROM search_passages WHERE ${filters(query)}
                 ORDER BY embedding <=> ${vectorLiteral(query.vector)}::vector LIMIT ${depth}`
             }))
             : Effect.gen(function*() {
@@ -237,7 +302,9 @@ export const PostgresSearchBackend = {
               if (best.length === 0) return []
               const rows = yield* sql`SELECT ${columns} FROM search_passages WHERE ${sql.in("id", best.map((b) => b.id))}`
               const order = new Map(best.map((b, i) => [b.id, i]))
-              return [...rows].sort((a, b) => order.get(String(a["id"]))! - order.get(String(b["id"]))!)
+              return [...rows]
+                .sort((a, b) => order.get(String(a["id"]))! - order.get(String(b["id"]))!)
+                .map((row) => ({ ...row, cosine: best[order.get(String(row["id"]))!]!.score }))
             })
 
         // Two statements: with the tsquery built in the same statement the planner cannot
@@ -245,15 +312,29 @@ export const PostgresSearchBackend = {
         const lexical = (query: CandidateQuery, depth: number) =>
           Effect.gen(function*() {
             const configs = query.language === undefined ? questionConfigs(query.q) : [configFor(query.language)]
-            const [built] = yield* sql<{ tq: string | null }>`SELECT string_agg(quote_literal(lexeme), ' | ') AS tq FROM (
-                SELECT DISTINCT unnest(tsvector_to_array(to_tsvector(c::regconfig, ${query.q}))) AS lexeme
-                FROM unnest(string_to_array(${configs.join(",")}, ',')) AS c
-              ) AS lexemes`
+            const words = contentWords(query.q)
+            const [built] = yield* sql<{ tq: string | null; groups: unknown }>`WITH cfg AS (
+                SELECT unnest(string_to_array(${configs.join(",")}, ',')) AS c
+              ), words AS (
+                SELECT w, ord FROM unnest(string_to_array(${words.join(",")}, ',')) WITH ORDINALITY AS t(w, ord)
+              )
+              SELECT
+                (SELECT string_agg(quote_literal(lexeme), ' | ') FROM (
+                  SELECT DISTINCT unnest(tsvector_to_array(to_tsvector(c::regconfig, ${query.q}))) AS lexeme FROM cfg
+                ) AS lexemes) AS tq,
+                (SELECT json_agg(alts ORDER BY ord) FROM (
+                  SELECT ord, '(' || string_agg(DISTINCT quote_literal(l), ' | ') || ')' AS alts
+                  FROM words, cfg, unnest(tsvector_to_array(to_tsvector(c::regconfig, w))) AS l
+                  GROUP BY ord
+                ) AS g) AS groups`
             const tq = built?.tq ?? null
             if (tq === null) return []
-            return yield* sql`SELECT ${columns} FROM search_passages
-              WHERE tsv @@ ${tq}::tsquery AND ${filters(query)}
+            const groups = (typeof built!.groups === "string" ? JSON.parse(built!.groups) : built!.groups ?? []) as ReadonlyArray<string>
+            const cover = exact ? tq : coverQuery(query.q, groups) ?? tq
+            const rows = yield* sql`SELECT ${columns}, ${cosineColumn(query)} FROM search_passages
+              WHERE tsv @@ ${cover}::tsquery AND ${filters(query)}
               ORDER BY ts_rank_cd(tsv, ${tq}::tsquery) DESC, id LIMIT ${depth}`
+            return pgvector ? rows : rows.map(({ embedding, ...row }) => ({ ...row, cosine: dotBytes(embedding as Uint8Array, query.vector) }))
           })
 
         const candidates = Effect.fn("SearchBackend.candidates")(
@@ -272,10 +353,10 @@ export const PostgresSearchBackend = {
               { ids: semanticRows.map((r) => String(r.id)), weight: 1 },
               { ids: lexicalRows.map((r) => String(r.id)), weight: englishQuestion(query.q) ? lexicalWeight : 1 }
             ])
-            return fused.slice(0, query.limit).map((f): Candidate => ({
-              passage: toStored(byId.get(f.id)!),
-              score: f.score
-            }))
+            return fused.slice(0, query.limit).map((f): Candidate => {
+              const row = byId.get(f.id)!
+              return { passage: toStored(row), score: f.score, cosine: row.cosine === undefined ? undefined : Number(row.cosine) }
+            })
           },
           Effect.orDie
         )

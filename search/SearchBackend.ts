@@ -64,6 +64,12 @@ export interface Candidate {
   readonly passage: StoredPassage
   /** Higher is better; only the order within one answer is meaningful. */
   readonly score: number
+  /**
+   * The cosine of the query's and this passage's stored embeddings, when the backend
+   * computes it (Postgres): a hit whose text is this passage's needs no embedding at query
+   * time for its relevance (the same text alone gives the same vector).
+   */
+  readonly cosine?: number | undefined
 }
 
 export class SearchBackend extends Context.Service<SearchBackend, {
