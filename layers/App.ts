@@ -80,6 +80,7 @@ import { Paywall } from "../services/billing/Paywall.ts"
 import { Admission } from "../services/intake/Admission.ts"
 import { MediaIntake } from "../services/intake/MediaIntake.ts"
 import { PromptTokens } from "../services/intake/PromptTokens.ts"
+import { SubmitJob } from "../services/intake/SubmitJob.ts"
 import { ModelRegistryLayer } from "./Pipeline.ts"
 import { TranscriptAccess } from "../services/transcripts/TranscriptAccess.ts"
 import { UploadTickets } from "../services/uploads/UploadTickets.ts"
@@ -182,8 +183,7 @@ export const WorkLayer = Layer.mergeAll(JobEvents.deliveryLoop, JobWatchdogLayer
 
 /** The use cases the HTTP adapters call (they need the job runner and the pipeline's probe). */
 const UseCasesLayer = Layer.mergeAll(
-  Admission.layer,
-  MediaIntake.layer,
+  SubmitJob.layer.pipe(Layer.provideMerge(Layer.merge(Admission.layer, MediaIntake.layer))),
   JobQueries.layer,
   JobCommands.layer,
   TranscriptAccess.layer,

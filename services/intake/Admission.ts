@@ -17,6 +17,7 @@ import {
   TierForbidden,
   ValidationFailed
 } from "../../src/contract/api/Errors.ts"
+import { submitDefaults } from "../../src/contract/api/JobsApi.ts"
 import { type Caller, credentialScope } from "../../src/contract/api/Security.ts"
 import { billableMinutes } from "../../src/contract/domain/Catalog.ts"
 import type { SubmitAnswer } from "../../src/contract/domain/Job.ts"
@@ -107,7 +108,7 @@ export class Admission extends Context.Service<Admission, {
 
       const checkLanguage = Effect.fn("Admission.checkLanguage")(
         function*(language: string | undefined, loc: ReadonlyArray<string> = ["body", "language"]) {
-          const refusal = languageRefusal(config.model, language ?? "auto")
+          const refusal = languageRefusal(config.model, language ?? submitDefaults.language)
           if (refusal === undefined) return
           return yield* new ValidationFailed({ error: refusal, code: "VALIDATION_FAILED", detail: [{ loc, msg: refusal }] })
         }

@@ -14,6 +14,7 @@ import { assignSpeakers } from "../../pipeline/diarize/AssignSpeakers.ts"
 import type { DiarizationFailed } from "../../pipeline/diarize/Diarizer.ts"
 import { FileDiarizer } from "../../pipeline/diarize/FileDiarizer.ts"
 import { type NoAudioInFile, Transcriber, type TranscriptionFailed } from "../../pipeline/Transcriber.ts"
+import { submitDefaults } from "../../src/contract/api/JobsApi.ts"
 import type { Transcript, TranscriptFormat } from "../../src/contract/domain/Transcript.ts"
 import type { Insights } from "../../src/contract/domain/Insights.ts"
 import type { InsightsUnavailable, NotEnoughSpeech } from "../insights/InsightsErrors.ts"
@@ -73,8 +74,8 @@ export class Verbatim extends Context.Service<Verbatim, {
         const result = yield* transcriber.transcribe(
           {
             path: file,
-            language: options.language ?? "auto",
-            wordTimestamps: options.words ?? false,
+            language: options.language ?? submitDefaults.language,
+            wordTimestamps: options.words ?? submitDefaults.word_timestamps,
             maxSeconds: options.maxSeconds,
             ...(options.prompt === undefined ? {} : { prompt: options.prompt }),
             ...(options.task === undefined ? {} : { task: options.task })

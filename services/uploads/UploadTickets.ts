@@ -5,10 +5,29 @@
  */
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import { SubmitOptions } from "../../src/contract/api/JobsApi.ts"
 import { AccountId, ApiKeyId, JobId } from "../../src/contract/domain/Ids.ts"
+import { JobSource } from "../../src/contract/domain/Job.ts"
+import { Language } from "../../src/contract/domain/Languages.ts"
 import { numbersFromBigInt } from "../db/BigIntColumns.ts"
 
 export const ticketLifetimeMs = 24 * 3600 * 1000
+
+const { speakers_expected: _expected, ...optionFields } = SubmitOptions.fields
+
+/**
+ * A ticket's options as `init` stored them and `commit` must get them back: the submit options
+ * with their defaults applied (language, diarize, word_timestamps, source) and the speaker hints
+ * resolved (`speakers_expected` is stored as both bounds). Read back through this Schema.
+ */
+export const TicketOptions = Schema.Struct({
+  ...optionFields,
+  language: Language,
+  diarize: Schema.Boolean,
+  word_timestamps: Schema.Boolean,
+  source: JobSource
+})
+export type TicketOptions = typeof TicketOptions.Type
 
 export const UploadTicketRecord = Schema.Struct({
   job_id: JobId,
@@ -18,7 +37,7 @@ export const UploadTicketRecord = Schema.Struct({
   filename: Schema.String,
   size_bytes: Schema.Union([Schema.Number, Schema.NumberFromString]),
   content_type: Schema.String,
-  options: Schema.Unknown,
+  options: TicketOptions,
   expires_at: Schema.Date,
   received_bytes: Schema.NullOr(Schema.Union([Schema.Number, Schema.NumberFromString])),
   committed_at: Schema.NullOr(Schema.Date),
@@ -27,6 +46,7 @@ export const UploadTicketRecord = Schema.Struct({
 export type UploadTicketRecord = typeof UploadTicketRecord.Type
 
 const decodeTicket = Schema.decodeUnknownEffect(UploadTicketRecord)
+const encodeOptions = Schema.encodeUnknownEffect(TicketOptions)
 
 export interface NewTicket {
   readonly jobId: JobId
@@ -37,7 +57,8 @@ export interface NewTicket {
   readonly filename: string
   readonly sizeBytes: number
   readonly contentType: string
-  readonly options: Record<string, unknown>
+  /** Checked against `TicketOptions` before it is stored (one that does not fit is a defect of the caller). */
+  readonly options: TicketOptions | Readonly<Record<string, unknown>>
 }
 
 export class UploadTickets extends Context.Service<UploadTickets, {
@@ -60,6 +81,7 @@ export class UploadTickets extends Context.Service<UploadTickets, {
 
       const create = Effect.fn("UploadTickets.create")(function*(ticket: NewTicket) {
         const now = yield* Clock.currentTimeMillis
+        const options = yield* encodeOptions(ticket.options).pipe(Effect.orDie)
         const rows = yield* sql`INSERT INTO upload_tickets ${
           sql.insert({
             job_id: ticket.jobId,
@@ -69,7 +91,7 @@ export class UploadTickets extends Context.Service<UploadTickets, {
             filename: ticket.filename,
             size_bytes: ticket.sizeBytes,
             content_type: ticket.contentType,
-            options: JSON.stringify(ticket.options),
+            options: JSON.stringify(options),
             expires_at: new Date(now + ticketLifetimeMs),
             created_at: new Date(now)
           })

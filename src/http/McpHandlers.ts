@@ -12,10 +12,8 @@ import { JobAccess } from "../../services/access/JobAccess.ts"
 import { JobQueries } from "../../services/access/JobQueries.ts"
 import { AppConfig, type AppConfigShape } from "../../services/AppConfig.ts"
 import { Paywall } from "../../services/billing/Paywall.ts"
-import { Admission } from "../../services/intake/Admission.ts"
-import { checkSpeakerHints } from "../../services/intake/SpeakerHints.ts"
+import { SubmitJob } from "../../services/intake/SubmitJob.ts"
 import { makeJobView } from "../../services/jobs/JobViews.ts"
-import { LinkResolver } from "../../services/links/LinkResolver.ts"
 import { TranscriptAccess } from "../../services/transcripts/TranscriptAccess.ts"
 import { Clips } from "../../services/clips/Clips.ts"
 import { JobInsights } from "../../services/insights/JobInsights.ts"
@@ -26,7 +24,6 @@ import { CurrentAccount } from "../contract/api/Security.ts"
 import { JobId } from "../contract/domain/Ids.ts"
 import { type ToolFailure, VerbatimTools } from "../contract/mcp/McpTools.ts"
 import { makeBearerAuth } from "./BearerAuth.ts"
-import { linkJob } from "./NewJobs.ts"
 import { makeUsageView } from "./UsageView.ts"
 import { errorResponse } from "./ErrorResponses.ts"
 
@@ -49,8 +46,7 @@ export const toToolFailure = (error: { readonly error: string; readonly code: st
 
 const ToolHandlers = VerbatimTools.toLayer(Effect.gen(function*() {
   const config = yield* AppConfig
-  const admission = yield* Admission
-  const resolver = yield* LinkResolver
+  const submitJob = yield* SubmitJob
   const access = yield* JobAccess
   const queries = yield* JobQueries
   const transcripts = yield* TranscriptAccess
@@ -65,21 +61,14 @@ const ToolHandlers = VerbatimTools.toLayer(Effect.gen(function*() {
   const refuse = Effect.mapError(toToolFailure)
 
   return VerbatimTools.of({
-    submit_link: (payload) =>
+    submit_link: ({ url, ...options }) =>
       Effect.gen(function*() {
-        const caller = yield* CurrentAccount
-        yield* admission.creditCheck(caller, undefined, base)
-        yield* admission.checkTask(payload.task)
-        yield* admission.checkPrompt(payload.prompt)
-        const speakers = yield* checkSpeakerHints(payload)
-        const resolved = yield* resolver.resolve(payload.url).pipe(
-          Effect.mapError((refused) => ({ error: refused.message, code: refused.code }))
-        )
-        const admitted = yield* admission.admit({
-          caller,
-          idempotency: undefined,
-          release: Effect.void,
-          job: linkJob(payload.url, resolved, payload, null, speakers)
+        const admitted = yield* submitJob.submit({
+          caller: yield* CurrentAccount,
+          source: submitJob.link(url),
+          options,
+          idempotencyKey: undefined,
+          base
         })
         return admitted.answer
       }).pipe(refuse),

@@ -11,16 +11,16 @@
 import { Effect, Option, Schedule, Schema } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse, type Multipart } from "effect/http"
 import { AppConfig } from "../../services/AppConfig.ts"
-import { Admission } from "../../services/intake/Admission.ts"
-import { fileTooLarge, MediaIntake, mediaKeys } from "../../services/intake/MediaIntake.ts"
-import { uploadJob } from "./NewJobs.ts"
+import { fileTooLarge } from "../../services/intake/MediaIntake.ts"
+import { type StoredUpload, SubmitJob } from "../../services/intake/SubmitJob.ts"
 import { fileContent } from "./BodyStream.ts"
 import { forEachPart } from "./MultipartParts.ts"
 import type { JobRecord } from "../../services/jobs/JobRecord.ts"
 import { JobStore } from "../../services/jobs/JobStore.ts"
 import { MediaStorage } from "../../services/storage/MediaStorage.ts"
 import { TranscriptAccess } from "../../services/transcripts/TranscriptAccess.ts"
-import { maxFileBytes } from "../contract/api/JobsApi.ts"
+import type { ValidationFailed } from "../contract/api/Errors.ts"
+import { maxFileBytes, submitDefaults } from "../contract/api/JobsApi.ts"
 import type { AccountCaller } from "../contract/api/Security.ts"
 import { JobId } from "../contract/domain/Ids.ts"
 import { Language, whisperLanguages } from "../contract/domain/Languages.ts"
@@ -67,7 +67,7 @@ const readForm = (fields: Record<string, Array<string>>, task: "transcribe" | "t
     if (!responseFormats.includes(format)) {
       return yield* invalid("response_format", `response_format must be one of ${responseFormats.join(", ")}`)
     }
-    const language = task === "translate" ? "auto" : one("language") ?? "auto"
+    const language = task === "translate" ? submitDefaults.language : one("language") ?? submitDefaults.language
     if (!isLanguage(language)) {
       return yield* invalid(
         "language",
@@ -90,11 +90,23 @@ const readForm = (fields: Record<string, Array<string>>, task: "transcribe" | "t
     return { format, language, granularities, prompt: prompt?.trim() === "" ? undefined : prompt, task } satisfies Form
   })
 
-/** A contract error's HTTP status (its class carries it). */
-const statusOf = (error: object) =>
-  ((error.constructor as { readonly ast?: { readonly annotations?: Record<string, unknown> } }).ast?.annotations?.[
-    "httpApiStatus"
-  ] as number | undefined) ?? 400
+/** A contract error's HTTP status: its class is a Schema annotated with it (400 if not). */
+const statusOf = (error: object): number => {
+  const schema = error.constructor
+  if (!Schema.isSchema(schema)) return 400
+  const status = Schema.resolveAnnotations(schema)?.["httpApiStatus"]
+  return typeof status === "number" ? status : 400
+}
+
+/** The form field OpenAI names for a refused option (`task` is chosen by the route, i.e. the model). */
+const openAiParam: Record<string, string> = { language: "language", task: "model", prompt: "prompt" }
+
+/** The use case's 422 for an option becomes OpenAI's 400 `invalid_value` naming the form field. */
+const asOpenAiRefusal = (refused: ValidationFailed): OpenAiRefusal | ValidationFailed => {
+  const field = refused.detail[0]?.loc.at(-1)
+  const param = typeof field === "string" ? openAiParam[field] : undefined
+  return param === undefined ? refused : invalid(param, refused.error)
+}
 
 const failedJob = (job: JobRecord) =>
   new OpenAiRefusal({
@@ -107,8 +119,7 @@ const failedJob = (job: JobRecord) =>
 const handler = Effect.gen(function*() {
   const authenticate = yield* makeBearerAuth
   const config = yield* AppConfig
-  const admission = yield* Admission
-  const intake = yield* MediaIntake
+  const submitJob = yield* SubmitJob
   const storage = yield* MediaStorage
   const store = yield* JobStore
   const transcripts = yield* TranscriptAccess
@@ -149,22 +160,15 @@ const handler = Effect.gen(function*() {
       }
       const jobId = JobId.make(crypto.randomUUID())
       const fields: Record<string, Array<string>> = {}
-      let file: { key: string; name: string; contentType: string; bytes: number; mediaType?: string } | undefined
+      let file: StoredUpload | undefined
       const release = Effect.suspend(() => file === undefined ? Effect.void : storage.remove(file.key))
 
       const onFile = Effect.fnUntraced(function*(part: Multipart.File) {
         if (part.key !== "file" || file !== undefined) return yield* invalid(part.key, "send one recording, in the part `file`")
-        const extension = yield* intake.accept(part.name, part.contentType)
-        const key = mediaKeys.original(jobId, extension)
-        file = { key, name: part.name, contentType: part.contentType, bytes: 0 }
-        const { bytes } = yield* storage.write(key, fileContent(part), maxFileBytes).pipe(
-          Effect.catchTag("ObjectTooLarge", () => Effect.fail(fileTooLarge()))
-        )
-        file = { ...file, bytes }
-        file = { ...file, mediaType: yield* intake.sniff(key, { filename: part.name, declared: part.contentType }) }
+        file = yield* submitJob.storeUpload(jobId, { name: part.name, contentType: part.contentType }, fileContent(part))
       })
 
-      const form = yield* Effect.gen(function*() {
+      const { form, uploaded } = yield* Effect.gen(function*() {
         yield* forEachPart(request.multipartStream, {
           onField: (name, value) => {
             ;(fields[name] ??= []).push(value)
@@ -174,35 +178,23 @@ const handler = Effect.gen(function*() {
           unreadable: () => invalid("file", "the multipart body could not be read")
         })
         const form = yield* readForm(fields, task)
-        // The configured model's own list (an English-only model takes `en` and `auto`).
-        yield* admission.checkLanguage(form.language).pipe(Effect.mapError((refused) => invalid("language", refused.error)))
-        yield* admission.checkTask(form.task).pipe(Effect.mapError((refused) => invalid("model", refused.error)))
-        yield* admission.checkPrompt(form.prompt).pipe(Effect.mapError((refused) => invalid("prompt", refused.error)))
         if (file === undefined) return yield* invalid("file", "you must provide a file parameter")
-        const duration = yield* intake.checkDuration(file.key)
-        yield* admission.creditCheck(caller, duration, publicBaseUrl(config, request))
-        return form
+        return { form, uploaded: file }
       }).pipe(Effect.tapError(() => release))
 
-      const uploaded = file!
-      yield* admission.admit({
+      yield* submitJob.submit({
         caller,
-        idempotency: undefined,
-        release,
-        job: uploadJob(
-          jobId,
-          uploaded,
-          {
-            source: "api",
-            language: form.language,
-            diarize: false,
-            wordTimestamps: form.granularities.has("word"),
-            prompt: form.prompt,
-            task: form.task
-          },
-          null
-        )
-      })
+        source: submitJob.upload(jobId, uploaded, release),
+        options: {
+          source: "api",
+          language: form.language,
+          word_timestamps: form.granularities.has("word"),
+          ...(form.prompt === undefined ? {} : { prompt: form.prompt }),
+          task: form.task
+        },
+        idempotencyKey: undefined,
+        base: publicBaseUrl(config, request)
+      }).pipe(Effect.mapError((refused) => refused._tag === "ValidationFailed" ? asOpenAiRefusal(refused) : refused))
       const job = yield* waitForEnd(jobId)
       if (job.status === "failed") return yield* failedJob(job)
       const response = yield* answer(caller, job, form, publicBaseUrl(config, request))

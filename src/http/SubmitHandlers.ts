@@ -1,25 +1,24 @@
 /**
  * `POST /v1/transcribe` (multipart, streamed to storage) and `POST /v1/transcribe/url`
- * (link resolved up front; a refusal queues and charges nothing).
+ * (link resolved up front; a refusal queues and charges nothing). Both decode their request and
+ * hand it to the submission use case (`SubmitJob`), keyless samples included.
  */
 import { Effect, Schema, Stream } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import type { Multipart } from "effect/http"
 import { AppConfig } from "../../services/AppConfig.ts"
-import { Admission, idempotencyFor } from "../../services/intake/Admission.ts"
-import { fileTooLarge, MediaIntake, mediaKeys } from "../../services/intake/MediaIntake.ts"
-import { LinkResolver } from "../../services/links/LinkResolver.ts"
+import { Admission } from "../../services/intake/Admission.ts"
+import { fileTooLarge } from "../../services/intake/MediaIntake.ts"
+import { type StoredUpload, SubmitJob } from "../../services/intake/SubmitJob.ts"
 import { MediaStorage } from "../../services/storage/MediaStorage.ts"
-import { checkSpeakerHints } from "../../services/intake/SpeakerHints.ts"
 import { Api } from "../contract/api/Api.ts"
-import { LinkRefusedError, ValidationFailed } from "../contract/api/Errors.ts"
+import { ValidationFailed } from "../contract/api/Errors.ts"
 import { maxFileBytes, SubmitOptions } from "../contract/api/JobsApi.ts"
 import { CurrentCaller } from "../contract/api/Security.ts"
 import { JobId } from "../contract/domain/Ids.ts"
 import { admittedResponse } from "./Admitted.ts"
 import { fileContent } from "./BodyStream.ts"
 import { forEachPart } from "./MultipartParts.ts"
-import { linkJob, uploadJob } from "./NewJobs.ts"
 import { validationFailed } from "./ErrorResponses.ts"
 import { publicBaseUrl } from "./PublicUrl.ts"
 
@@ -49,10 +48,9 @@ export const SubmitHandlers = HttpApiBuilder.group(
   "submit",
   Effect.fn(function*(handlers) {
     const admission = yield* Admission
-    const intake = yield* MediaIntake
+    const submitJob = yield* SubmitJob
     const config = yield* AppConfig
     const storage = yield* MediaStorage
-    const resolver = yield* LinkResolver
 
     return handlers
       .handle("upload", ({ payload, headers, request }) =>
@@ -64,9 +62,8 @@ export const SubmitHandlers = HttpApiBuilder.group(
 
           const jobId = JobId.make(crypto.randomUUID())
           const fields: Record<string, string> = {}
-          let file: { key: string; name: string; contentType: string; bytes: number; mediaType: string } | undefined
-          let stored: string | undefined
-          const release = Effect.suspend(() => stored === undefined ? Effect.void : storage.remove(stored))
+          let file: StoredUpload | undefined
+          const release = Effect.suspend(() => file === undefined ? Effect.void : storage.remove(file.key))
 
           const onFile = Effect.fnUntraced(function*(part: Multipart.File) {
             if (part.key !== "file") {
@@ -83,87 +80,55 @@ export const SubmitHandlers = HttpApiBuilder.group(
                 detail: [{ loc: ["body", "file"], msg: "More than one file" }]
               })
             }
-            const extension = yield* intake.accept(part.name, part.contentType)
-            const key = mediaKeys.original(jobId, extension)
-            stored = key
-            const { bytes } = yield* storage.write(key, fileContent(part), maxFileBytes).pipe(
-              Effect.catchTag("ObjectTooLarge", () => Effect.fail(fileTooLarge()))
-            )
-            const mediaType = yield* intake.sniff(key, { filename: part.name, declared: part.contentType })
-            file = { key, name: part.name, contentType: part.contentType, bytes, mediaType }
+            file = yield* submitJob.storeUpload(jobId, { name: part.name, contentType: part.contentType }, fileContent(part))
           })
 
-          yield* forEachPart(payload as Stream.Stream<Multipart.Part, Multipart.MultipartError>, {
-            onField: (name, value) => {
-              fields[name] = value
-            },
-            onFile,
-            tooLarge: fileTooLarge,
-            unreadable: (reason) =>
-              new ValidationFailed({
-                error: "The multipart body could not be read.",
-                code: "VALIDATION_FAILED",
-                detail: [{ loc: ["body"], msg: reason }]
-              })
-          }).pipe(
-            Effect.tapError(() => release)
-          )
-
-          const options = yield* decodeOptions(fieldsToOptions(fields)).pipe(
-            Effect.mapError((error) => validationFailed(error.issue, "body")),
-            Effect.tapError(() => release)
-          )
-          yield* admission.checkLanguage(options.language).pipe(Effect.tapError(() => release))
-          const speakers = yield* checkSpeakerHints(options).pipe(Effect.tapError(() => release))
-          yield* admission.checkTask(options.task).pipe(Effect.tapError(() => release))
-          yield* admission.checkPrompt(options.prompt).pipe(Effect.tapError(() => release))
-          if (file === undefined) {
-            return yield* new ValidationFailed({
-              error: "The request has no file: send it as the multipart part `file`.",
-              code: "VALIDATION_FAILED",
-              detail: [{ loc: ["body", "file"], msg: "Missing key" }]
+          const { options, uploaded } = yield* Effect.gen(function*() {
+            yield* forEachPart(payload as Stream.Stream<Multipart.Part, Multipart.MultipartError>, {
+              onField: (name, value) => {
+                fields[name] = value
+              },
+              onFile,
+              tooLarge: fileTooLarge,
+              unreadable: (reason) =>
+                new ValidationFailed({
+                  error: "The multipart body could not be read.",
+                  code: "VALIDATION_FAILED",
+                  detail: [{ loc: ["body"], msg: reason }]
+                })
             })
-          }
-          const webhookUrl = yield* admission.checkWebhook(caller, options.webhook_url).pipe(Effect.tapError(() => release))
-          const duration = yield* intake.checkDuration(file.key).pipe(Effect.tapError(() => release))
-          yield* admission.creditCheck(caller, duration, publicBaseUrl(config, request)).pipe(
-            Effect.tapError(() => release)
-          )
-          const uploaded = file
-          const admitted = yield* admission.admit({
+            const options = yield* decodeOptions(fieldsToOptions(fields)).pipe(
+              Effect.mapError((error) => validationFailed(error.issue, "body"))
+            )
+            if (file === undefined) {
+              return yield* new ValidationFailed({
+                error: "The request has no file: send it as the multipart part `file`.",
+                code: "VALIDATION_FAILED",
+                detail: [{ loc: ["body", "file"], msg: "Missing key" }]
+              })
+            }
+            return { options, uploaded: file }
+          }).pipe(Effect.tapError(() => release))
+
+          const admitted = yield* submitJob.submit({
             caller,
-            idempotency: idempotencyFor(caller, idempotencyKey, "transcribe"),
-            release,
-            job: uploadJob(jobId, uploaded, {
-              source: options.source ?? "upload",
-              language: options.language ?? "auto",
-              diarize: options.diarize ?? false,
-              wordTimestamps: options.word_timestamps ?? false,
-              prompt: options.prompt,
-              task: options.task
-            }, webhookUrl, speakers)
+            source: submitJob.upload(jobId, uploaded, release),
+            options,
+            idempotencyKey,
+            base: publicBaseUrl(config, request)
           })
           return admittedResponse(admitted)
         }))
-      .handle("url", ({ payload, headers, request }) =>
+      .handle("url", ({ payload: { url, ...options }, headers, request }) =>
         Effect.gen(function*() {
           const caller = yield* CurrentCaller
           const idempotencyKey = yield* admission.checkIdempotencyKey(headers["idempotency-key"])
-          yield* admission.checkLanguage(payload.language)
-          const speakers = yield* checkSpeakerHints(payload)
-          yield* admission.checkTask(payload.task)
-          yield* admission.checkPrompt(payload.prompt)
-          const webhookUrl = yield* admission.checkWebhook(caller, payload.webhook_url)
-          yield* admission.creditCheck(caller, undefined, publicBaseUrl(config, request))
-          const resolved = yield* resolver.resolve(payload.url).pipe(
-            Effect.catchTag("LinkRefused", (refused) =>
-              Effect.fail(new LinkRefusedError({ error: refused.message, code: refused.code })))
-          )
-          const admitted = yield* admission.admit({
+          const admitted = yield* submitJob.submit({
             caller,
-            idempotency: idempotencyFor(caller, idempotencyKey, "transcribe_url"),
-            release: Effect.void,
-            job: linkJob(payload.url, resolved, payload, webhookUrl, speakers)
+            source: submitJob.link(url),
+            options,
+            idempotencyKey,
+            base: publicBaseUrl(config, request)
           })
           return admittedResponse(admitted)
         }))

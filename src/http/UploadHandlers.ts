@@ -6,7 +6,6 @@
 import { Clock, Effect, Option } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { checkSpeakerHints } from "../../services/intake/SpeakerHints.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { IdempotencyKeys } from "../../services/jobs/IdempotencyKeys.ts"
 import { JobStore } from "../../services/jobs/JobStore.ts"
@@ -28,6 +27,7 @@ import { CurrentAccount } from "../contract/api/Security.ts"
 import { JobId } from "../contract/domain/Ids.ts"
 import { Admission, idempotencyFor } from "../../services/intake/Admission.ts"
 import { fileTooLarge, MediaIntake, mediaKeys } from "../../services/intake/MediaIntake.ts"
+import { SubmitJob, ticketOptions } from "../../services/intake/SubmitJob.ts"
 import { admittedResponse } from "./Admitted.ts"
 import { requestBody } from "./BodyStream.ts"
 
@@ -51,12 +51,12 @@ export const UploadHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const admission = yield* Admission
     const intake = yield* MediaIntake
+    const submitJob = yield* SubmitJob
     const tickets = yield* UploadTickets
     const store = yield* JobStore
     const keys = yield* IdempotencyKeys
     const signer = yield* Signer
     const config = yield* AppConfig
-    const storage = yield* MediaStorage
 
     const ticketAnswer = (ticket: UploadTicketRecord, baseUrl: string, now: number) => {
       const expires = Math.floor(now / 1000) + uploadUrlLifetimeSeconds
@@ -68,7 +68,7 @@ export const UploadHandlers = HttpApiBuilder.group(
         method: "PUT",
         headers: { "Content-Type": "application/octet-stream" },
         expires_in: uploadUrlLifetimeSeconds,
-        options: ticket.options as Record<string, unknown>
+        options: ticket.options
       }
     }
 
@@ -82,11 +82,8 @@ export const UploadHandlers = HttpApiBuilder.group(
           const contentType = payload.content_type ?? "application/octet-stream"
           const extension = yield* intake.accept(payload.filename, contentType)
           if (payload.size_bytes > maxFileBytes) return yield* fileTooLarge()
-          yield* admission.checkLanguage(payload.language)
-          const speakers = yield* checkSpeakerHints(payload)
-          yield* admission.checkTask(payload.task)
-          yield* admission.checkPrompt(payload.prompt)
-          yield* admission.checkWebhook(caller, payload.webhook_url)
+          const { filename, size_bytes, content_type: _contentType, ...submitOptions } = payload
+          const { speakers } = yield* submitJob.checkOptions(caller, submitOptions)
           yield* admission.creditCheck(caller, undefined, baseUrl)
           const jobId = JobId.make(crypto.randomUUID())
           const idempotency = idempotencyFor(caller, key, "uploads_init")
@@ -101,27 +98,16 @@ export const UploadHandlers = HttpApiBuilder.group(
               }
             }
           }
-          const options: Record<string, unknown> = {
-            language: payload.language ?? "auto",
-            diarize: payload.diarize ?? false,
-            // Stored resolved (speakers_expected as both bounds); commit echoes them unchanged.
-            ...(speakers.minSpeakers === null ? {} : { min_speakers: speakers.minSpeakers }),
-            ...(speakers.maxSpeakers === null ? {} : { max_speakers: speakers.maxSpeakers }),
-            word_timestamps: payload.word_timestamps ?? false,
-            source: payload.source ?? "upload",
-            ...(payload.prompt === undefined ? {} : { prompt: payload.prompt }),
-            ...(payload.task === undefined ? {} : { task: payload.task }),
-            ...(payload.webhook_url === undefined ? {} : { webhook_url: payload.webhook_url })
-          }
           const ticket = yield* tickets.create({
             jobId,
             accountId: caller.account.id,
             apiKeyId: caller.keyId,
             objectKey: mediaKeys.directUpload(jobId, extension),
-            filename: payload.filename,
-            sizeBytes: payload.size_bytes,
+            filename,
+            sizeBytes: size_bytes,
             contentType,
-            options
+            // Stored resolved (speakers_expected as both bounds); commit echoes them unchanged.
+            options: ticketOptions(submitOptions, speakers)
           })
           return ticketAnswer(ticket, baseUrl, now)
         }))
@@ -148,81 +134,15 @@ export const UploadHandlers = HttpApiBuilder.group(
               detail: [{ loc: ["body", "options"], msg: "Differs from the upload ticket" }]
             })
           }
-          // The ticket's language passed at init; the model may have changed since.
-          yield* admission.checkLanguage(
-            String((ticket.options as Record<string, unknown>)["language"] ?? "auto"),
-            ["body", "options", "language"]
-          )
-          const ticketOptions = ticket.options as Record<string, unknown>
-          yield* admission.checkTask(ticketOptions["task"] as string | undefined, ["body", "options", "task"])
-          yield* admission.checkPrompt(ticketOptions["prompt"] as string | undefined, ["body", "options", "prompt"])
-          const now = yield* Clock.currentTimeMillis
-          if (ticket.received_bytes === null) {
-            if (now > ticket.expires_at.getTime()) {
-              return yield* new UploadExpired({ error: "The upload ticket expired before any bytes arrived; ask for a new one." })
-            }
-            return yield* new UploadIncomplete({
-              error: "No bytes were uploaded for this ticket yet: send them to upload_url first.",
-              code: "UPLOAD_MISSING",
-              expected_bytes: ticket.size_bytes,
-              received_bytes: null
-            })
-          }
-          if (!(yield* Effect.isSuccess(storage.size(ticket.object_key)))) {
-            // Lost after the PUT (removed from storage): the ticket takes the bytes again.
-            yield* tickets.reset(jobId)
-            return yield* new UploadIncomplete({
-              error: "The uploaded bytes are no longer stored: send them to upload_url again, then commit.",
-              code: "UPLOAD_MISSING",
-              expected_bytes: ticket.size_bytes,
-              received_bytes: null
-            })
-          }
-          const mediaType = yield* intake.sniff(ticket.object_key, {
-            filename: payload.original_filename ?? ticket.filename,
-            declared: ticket.content_type
-          })
-          const duration = yield* intake.checkDuration(ticket.object_key)
-          yield* admission.creditCheck(caller, duration, publicBaseUrl(config, request))
-          const options = ticket.options as {
-            language: string
-            diarize: boolean
-            min_speakers?: number
-            max_speakers?: number
-            word_timestamps: boolean
-            source: "upload" | "url" | "recording" | "api"
-            prompt?: string
-            task?: "transcribe" | "translate"
-            webhook_url?: string
-          }
-          const webhookUrl = yield* admission.checkWebhook(caller, options.webhook_url)
-          const admitted = yield* admission.admit({
+          const admitted = yield* submitJob.submit({
             caller,
-            // Two commits racing for one ticket create one job: the second is a replay.
-            idempotency: { scope: `upload:${jobId}`, key: "commit", operation: "uploads_commit" },
-            release: Effect.void,
-            job: {
-              id: jobId,
-              source: options.source,
-              inputKind: "direct",
-              filename: payload.original_filename ?? ticket.filename,
-              objectKey: ticket.object_key,
-              sizeBytes: ticket.size_bytes,
-              contentType: ticket.content_type,
-              mediaType,
-              inputUrl: null,
-              resolvedMedia: null,
-              language: options.language,
-              diarize: options.diarize,
-              minSpeakers: options.min_speakers ?? null,
-              maxSpeakers: options.max_speakers ?? null,
-              wordTimestamps: options.word_timestamps,
-              prompt: options.prompt ?? null,
-              task: options.task ?? "transcribe",
-              webhookUrl
-            }
+            source: submitJob.direct(ticket, payload.original_filename ?? ticket.filename),
+            // The ticket's options passed at init; they are checked again (the model may have changed since).
+            options: ticket.options,
+            idempotencyKey: undefined,
+            base: publicBaseUrl(config, request),
+            at: ["body", "options"]
           })
-          yield* tickets.committed(jobId)
           return admittedResponse(admitted)
         }))
   })

@@ -79,6 +79,18 @@ export const SubmitOptions = Schema.Struct(options)
 export type SubmitOptions = typeof SubmitOptions.Type
 
 /**
+ * What an absent submit option means, in one place: every submit path (REST, direct upload, the
+ * OpenAI route, MCP) and the embeddable library apply these. `source` is not here: its default is
+ * the path's own (`upload`, `url`, `api`).
+ */
+export const submitDefaults = {
+  language: "auto",
+  diarize: false,
+  word_timestamps: false,
+  task: "transcribe"
+} as const satisfies Required<Pick<SubmitOptions, "language" | "diarize" | "word_timestamps" | "task">>
+
+/**
  * Subtitle shaping of srt/vtt results. Without any of them a cue is one spoken phrase (the spec's
  * default); with one, phrases are cut into cues on word times, at punctuation where possible.
  */
