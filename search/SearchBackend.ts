@@ -56,6 +56,12 @@ export interface CandidateQuery {
   /** Jobs to leave out (the caller's locked ones), so they take no place among the candidates. */
   readonly excludeJobIds?: ReadonlyArray<string> | undefined
   readonly language?: string | undefined
+  /**
+   * Only passages lying inside one of these stretches of talk (a job's [start, end], in
+   * seconds). A narrowing a backend may skip (Meilisearch does: start/end are not
+   * filterable there): the caller looks only at passages inside them anyway.
+   */
+  readonly within?: ReadonlyArray<{ readonly jobId: string; readonly start: number; readonly end: number }> | undefined
   readonly since?: Date | undefined
   readonly until?: Date | undefined
 }

@@ -191,10 +191,17 @@ export class SearchIndex extends Context.Service<SearchIndex, {
           until: request.until
         }
         const candidates = yield* backend.candidates({ ...base, limit: CANDIDATES })
-        const windowJobs = Array.from(new Set(candidates.filter((c) => c.passage.kind === "window").map((c) => c.passage.jobId)))
-        const segments = windowJobs.length === 0
-          ? []
-          : yield* backend.candidates({ ...base, kind: "segment", jobIds: windowJobs, limit: MOMENT_CANDIDATES })
+        const windows = candidates.filter((c) => c.passage.kind === "window")
+        // The segments inside the candidate windows only: a moment is chosen among a window's
+        // own. Ranking every segment of the windows' jobs instead cost up to 0.4 s at 100k
+        // passages (40 long jobs: ~10k segments ranked exactly).
+        const segments = windows.length === 0 ? [] : yield* backend.candidates({
+          ...base,
+          kind: "segment",
+          jobIds: Array.from(new Set(windows.map((c) => c.passage.jobId))),
+          within: windows.map((c) => ({ jobId: c.passage.jobId, start: c.passage.start, end: c.passage.end })),
+          limit: MOMENT_CANDIDATES
+        })
         const segmentRank = new Map(segments.map((s, i) => [momentKey(s.passage.jobId, s.passage), i]))
         const terms = queryTerms(q)
 
