@@ -156,20 +156,18 @@ const ClipWorkLayer = Layer.mergeAll(ClipStore.layer, ClipCharges.layer, WordAli
 )
 
 /**
- * Work in this process: the task engine (cluster runner, `Task` entity, a pool per kind)
- * with the registered kinds (`transcribe`; `diarize`, `insights`, `index`, `render-clip`
- * register here next), the job dispatcher, the job event feed and its consumers
- * (webhooks), webhook deliveries and the housekeeping watchdog. Needs a `Transcriber`.
+ * The task kinds this process runs: ONE list. Adding a kind is its file (a `taskKind`
+ * declaration and its handler) plus one entry here; the layer needs what the listed handlers
+ * need, so the compiler checks each is provided for.
  */
-const TaskKindsLayer = TaskHandlers.layer<
-  Effect.Services<typeof TranscribeTask | typeof RenderClipTask | typeof DiarizeTask | typeof InsightsTask | typeof IndexTask>
->(
-  TranscribeTask,
-  RenderClipTask,
-  DiarizeTask,
-  InsightsTask,
-  IndexTask
-).pipe(Layer.provide(Layer.merge(ClipWorkLayer, InsightsGeneratorLayer)))
+export const taskKinds = [TranscribeTask, RenderClipTask, DiarizeTask, InsightsTask, IndexTask] as const
+
+/**
+ * Work in this process: the task engine (cluster runner, `Task` entity, a pool per kind)
+ * with `taskKinds`, the job dispatcher, the job event feed and its consumers (webhooks),
+ * webhook deliveries and the housekeeping watchdog. Needs a `Transcriber`.
+ */
+const TaskKindsLayer = TaskHandlers.layer(taskKinds).pipe(Layer.provide(Layer.merge(ClipWorkLayer, InsightsGeneratorLayer)))
 
 export const WorkLayer = Layer.mergeAll(JobEvents.deliveryLoop, JobWatchdogLayer, JobEventFeed.loop, JobReconciler).pipe(
   Layer.provideMerge(JobEventFeed.layer<Effect.Services<typeof JobEvents.webhookConsumer | typeof InsightsInvalidation>>(

@@ -149,7 +149,8 @@ export class Clips extends Context.Service<Clips, {
             captionStyle: request.caption_style ?? "karaoke",
             chargedMinutes: minutes
           })
-          return yield* taskStore.enqueue("render-clip", job.id, { subKey: clipId })
+          // The `render-clip` kind's payload (RenderClipTask.ts, which imports this file: named here, not imported).
+          return yield* taskStore.enqueue("render-clip", job.id, { subKey: clipId, payload: { clipId } })
         })).pipe(
           Effect.catchTag("SqlError", Effect.die),
           Effect.catchTag("InsufficientCredit", (short) =>

@@ -1,11 +1,11 @@
 /**
- * The `render-clip` task kind: renders one clip (task sub-key = clip id) with
- * `ClipRenderer`, off the request path.
+ * The `render-clip` task kind: renders one clip (payload `{ clipId }`; the clip id is also the
+ * task's key, one task per clip) with `ClipRenderer`, off the request path.
  *
  * One attempt: a clip that is gone or ended is left alone; a job deleted meanwhile fails the
  * clip; a recording gone from storage fails it and credits its minutes back. Otherwise the
- * clip goes `rendering` and the render runs beside a watcher that, every second, beats the
- * task's heartbeat and reads the clip row: a deleted clip (`DELETE /v1/clips/{id}`) or job
+ * clip goes `rendering` and the render runs beside a watcher that, every second, reads the
+ * clip row (the task's lease is the engine's): a deleted clip (`DELETE /v1/clips/{id}`) or job
  * stops the render at once (the worker is terminated, the partial file removed) and the task
  * ends.
  * Progress is written at most once a second. ffmpeg refusing the render is final — the clip
@@ -14,21 +14,31 @@
  *
  * Caption word times: stored, else aligned on demand, else estimated (see WordAlignment).
  *
- * Registration: `TaskHandlers.layer(…, RenderClipTask)` where the process's task kinds are
- * composed (layers/App.ts), with `ClipStore`, `ClipCharges`, `WordAlignment` and a
+ * Registration: `RenderClipTask` in `taskKinds` (layers/App.ts), with `ClipStore`, `ClipCharges`, `WordAlignment` and a
  * `ClipRenderer` provided.
  */
-import { Clock, Duration, Effect, Option } from "effect"
+import { Clock, Duration, Effect, Option, Schema } from "effect"
 import { ClipRenderer } from "../../pipeline/render/ClipRenderer.ts"
 import type { JobRecord } from "../jobs/JobRecord.ts"
 import { JobStore } from "../jobs/JobStore.ts"
 import { TranscriptStore } from "../jobs/TranscriptStore.ts"
 import { MediaStorage } from "../storage/MediaStorage.ts"
-import type { GiveUpReason, TaskHandler, TaskRun } from "../work/TaskKind.ts"
+import { type GiveUpReason, type TaskHandler, taskKind, type TaskRun } from "../work/TaskKind.ts"
 import { ClipCharges } from "./ClipCharges.ts"
 import { clipObjectKey } from "./Clips.ts"
 import { type ClipRecord, ClipStore } from "./ClipStore.ts"
 import { WordAlignment } from "./WordAlignment.ts"
+
+/** The `render-clip` kind: one task per clip (key = clip id), owned by the clip's job. */
+export const RenderClip = taskKind({
+  kind: "render-clip",
+  payload: Schema.Struct({ clipId: Schema.String }),
+  concurrency: 1,
+  maxAttempts: 2,
+  timeout: "2 hours",
+  stallAfter: "2 minutes"
+})
+type RenderClipPayload = typeof RenderClip.payload.Type
 
 const watchEvery = Duration.seconds(1)
 const progressEveryMs = 1000
@@ -59,13 +69,12 @@ export const RenderClipTask = Effect.gen(function*() {
    * Completes when the clip is no longer ours to render: deleted, ended elsewhere, or its job
    * deleted (then the clip fails, so a restored job does not show it rendering for ever).
    */
-  const watch = (clip: ClipRecord, task: TaskRun) =>
+  const watch = (clip: ClipRecord) =>
     Effect.gen(function*() {
       while (true) {
         yield* Effect.sleep(watchEvery)
-        const owned = yield* task.heartbeat
         const current = yield* clips.get(clip.id)
-        if (!owned || Option.isNone(current) || current.value.status !== "rendering") return
+        if (Option.isNone(current) || current.value.status !== "rendering") return
         if (Option.isNone(yield* jobs.get(clip.job_id))) {
           yield* clips.fail(clip.id, "The job was deleted while its clip was rendering.")
           return
@@ -73,8 +82,8 @@ export const RenderClipTask = Effect.gen(function*() {
       }
     })
 
-  const run = Effect.fn("RenderClipTask.run")(function*(task: TaskRun) {
-    const found = yield* clips.get(task.subKey)
+  const run = Effect.fn("RenderClipTask.run")(function*(task: TaskRun<RenderClipPayload, "job">) {
+    const found = yield* clips.get(task.payload.clipId)
     if (Option.isNone(found) || found.value.status === "done" || found.value.status === "failed") return
     const clip = found.value
     const job = yield* jobs.get(clip.job_id)
@@ -116,7 +125,7 @@ export const RenderClipTask = Effect.gen(function*() {
     }, onProgress).pipe(
       Effect.as("rendered" as const),
       Effect.catchTag("RenderFailed", (failed) => Effect.succeed({ failed: failed.reason })),
-      Effect.raceFirst(Effect.as(watch(clip, task), "cancelled" as const))
+      Effect.raceFirst(Effect.as(watch(clip), "cancelled" as const))
     )
     if (outcome === "cancelled") {
       yield* storage.remove(key)
@@ -131,16 +140,13 @@ export const RenderClipTask = Effect.gen(function*() {
   })
 
   return {
-    kind: "render-clip",
-    concurrency: 1,
-    maxAttempts: 2,
-    timeout: "2 hours",
-    stallAfter: "2 minutes",
+    ...RenderClip,
     run,
     giveUp: (task, reason) =>
       Effect.gen(function*() {
-        const clip = yield* clips.get(task.subKey)
+        // A payload that no longer decodes: the key is the clip id as well.
+        const clip = yield* clips.get(task.payload?.clipId ?? task.subKey)
         if (Option.isSome(clip)) yield* failWithRefund(clip.value, giveUpSentence[reason])
       })
-  } satisfies TaskHandler
+  } satisfies TaskHandler<RenderClipPayload, "job">
 })

@@ -21,6 +21,7 @@ import speakerNames from "./migrations/0013_speaker_names.ts"
 import chat from "./migrations/0014_chat.ts"
 import speakerHints from "./migrations/0016_speaker_hints.ts"
 import jobPromptTask from "./migrations/0015_job_prompt_task.ts"
+import taskPayloads from "./migrations/0018_task_payloads.ts"
 import eventOrderMediaRunners from "./migrations/0019_event_order_media_runners.ts"
 
 const run = Migrator.make({})
@@ -42,6 +43,7 @@ export const migrations = Migrator.fromRecord({
   "0014_chat": chat,
   "0015_job_prompt_task": jobPromptTask,
   "0016_speaker_hints": speakerHints,
+  "0018_task_payloads": taskPayloads,
   "0019_event_order_media_runners": eventOrderMediaRunners
 })
 

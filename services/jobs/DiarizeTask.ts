@@ -12,23 +12,33 @@
  * without speakers, and `diarization: "failed"` on the job says so. The transcript is never lost
  * and the job is charged once, when it completes, whichever way diarization ended.
  *
- * Registration: `TaskHandlers.layer(…, DiarizeTask)` in layers/App.ts. The `FileDiarizer` comes
+ * Registration: `DiarizeTask` in `taskKinds` (layers/App.ts). The `FileDiarizer` comes
  * from the pipeline layer; a process built without one (a stand-in pipeline) completes diarize
  * jobs as `failed`.
  */
 import { Cause, Duration, Effect, Option, Schedule, Schema } from "effect"
 import { assignSpeakers } from "../../pipeline/diarize/AssignSpeakers.ts"
 import { FileDiarizer } from "../../pipeline/diarize/FileDiarizer.ts"
-import type { JobId } from "../../src/contract/domain/Ids.ts"
 import { AppConfig } from "../AppConfig.ts"
 import { MediaStorage } from "../storage/MediaStorage.ts"
-import type { GiveUpReason, TaskHandler, TaskRun } from "../work/TaskKind.ts"
+import { type GiveUpReason, type GivenUpTask, NoPayload, type TaskHandler, taskKind, type TaskRun } from "../work/TaskKind.ts"
 import { runFailure } from "./JobFailures.ts"
 import { JobRuns, type Outcome } from "./JobRuns.ts"
 import type { JobRecord } from "./JobRecord.ts"
 import { previewSeconds } from "./TranscribeTask.ts"
 
-const heartbeatEvery = Duration.seconds(2)
+/** How often a diarization checks that its job is still its own (deleted, or claimed anew). */
+const jobCheckEvery = Duration.seconds(2)
+
+/** The `diarize` kind: one task per job, no payload; time limits from AppConfig in the handler. */
+export const Diarize = taskKind({
+  kind: "diarize",
+  payload: NoPayload,
+  concurrency: 1,
+  maxAttempts: 2,
+  timeout: "2 hours",
+  stallAfter: "5 minutes"
+})
 
 /**
  * Longest recording diarized: the whole recording is held as float PCM while it is diarized
@@ -36,7 +46,7 @@ const heartbeatEvery = Duration.seconds(2)
  */
 export const maxDiarizeSeconds = 4 * 3600
 
-/** The run no longer owns its job or task: stop without writing. */
+/** The run no longer owns its job: stop without writing. */
 class RunLost extends Schema.TaggedError<RunLost>()("RunLost", {}) {}
 
 /** Why diarization did not label the transcript (logged; the job says `failed`). */
@@ -50,13 +60,15 @@ export const DiarizeTask = Effect.gen(function*() {
   const config = yield* AppConfig
   const diarizer = yield* Effect.serviceOption(FileDiarizer)
 
-  /** Beats the job's and the task's heartbeat until interrupted; fails with RunLost once either is gone. */
-  const keepAlive = (job: JobRecord, token: string, task: TaskRun) =>
+  /**
+   * Fails with RunLost once the job is no longer this run's (deleted meanwhile, or claimed by a
+   * newer run), so a long diarization of a deleted job stops early. The job row's check is the
+   * job's own run token (its progress stays at 99); the task's lease is the engine's.
+   */
+  const watchJob = (job: JobRecord, token: string) =>
     Effect.gen(function*() {
-      const jobAlive = yield* runs.heartbeat(job.id, token, 99)
-      const taskAlive = yield* task.heartbeat
-      if (!jobAlive || !taskAlive) return yield* new RunLost()
-    }).pipe(Effect.repeat(Schedule.spaced(heartbeatEvery)), Effect.andThen(Effect.never))
+      if (!(yield* runs.heartbeat(job.id, token, 99))) return yield* new RunLost()
+    }).pipe(Effect.repeat(Schedule.spaced(jobCheckEvery)), Effect.andThen(Effect.never))
 
   const turnsOf = (job: JobRecord, staged: Outcome) =>
     Effect.gen(function*() {
@@ -78,11 +90,11 @@ export const DiarizeTask = Effect.gen(function*() {
     })
 
   /** The staged outcome with speakers, or marked `failed` without them. */
-  const diarized = (job: JobRecord, staged: Outcome, token: string, task: TaskRun) =>
+  const diarized = (job: JobRecord, staged: Outcome, token: string) =>
     Effect.gen(function*() {
       // Nothing was said: there is nothing to label, and that is a finished diarization.
       if (!staged.speechDetected || staged.transcript.segments.length === 0) return { ...staged, diarization: "done" as const }
-      const turns = yield* Effect.raceFirst(turnsOf(job, staged), keepAlive(job, token, task))
+      const turns = yield* Effect.raceFirst(turnsOf(job, staged), watchJob(job, token))
       return { ...staged, transcript: assignSpeakers(staged.transcript, turns), diarization: "done" as const }
     }).pipe(
       Effect.catchCause((cause): Effect.Effect<Outcome, RunLost> => {
@@ -97,7 +109,7 @@ export const DiarizeTask = Effect.gen(function*() {
       })
     )
 
-  const run = Effect.fn("DiarizeTask.run")(function*(task: TaskRun) {
+  const run = Effect.fn("DiarizeTask.run")(function*(task: TaskRun<null, "job">) {
     const claimed = yield* runs.claim(task.jobId)
     if (Option.isNone(claimed)) return
     const { job, token } = claimed.value
@@ -106,13 +118,13 @@ export const DiarizeTask = Effect.gen(function*() {
       yield* runs.fail(job.id, token, missingTranscript)
       return
     }
-    const outcome = yield* diarized(job, staged.value, token, task).pipe(Effect.option)
+    const outcome = yield* diarized(job, staged.value, token).pipe(Effect.option)
     if (Option.isNone(outcome)) return
     yield* runs.complete(job.id, token, outcome.value)
   })
 
   /** The engine stopped trying: the job completes with the transcript as transcribed. */
-  const giveUp = Effect.fn("DiarizeTask.giveUp")(function*(task: { readonly jobId: JobId }, reason: GiveUpReason) {
+  const giveUp = Effect.fn("DiarizeTask.giveUp")(function*(task: GivenUpTask<null, "job">, reason: GiveUpReason) {
     const claimed = yield* runs.claim(task.jobId)
     if (Option.isNone(claimed)) return
     const staged = yield* runs.staged(task.jobId)
@@ -125,12 +137,10 @@ export const DiarizeTask = Effect.gen(function*() {
   })
 
   return {
-    kind: "diarize",
-    concurrency: 1,
-    maxAttempts: 2,
+    ...Diarize,
     timeout: Duration.seconds(config.jobTimeoutSeconds),
     stallAfter: Duration.seconds(config.jobStallSeconds),
     run,
     giveUp
-  } satisfies TaskHandler
+  } satisfies TaskHandler<null, "job">
 })

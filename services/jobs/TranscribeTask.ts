@@ -1,8 +1,8 @@
 /**
  * The `transcribe` task kind: claim the job, get its media (stored upload, or download the
- * resolved link), run the speech pipeline with heartbeats (the job's and the task's), and
- * record the outcome once. A run whose job is deleted meanwhile is interrupted at the next
- * heartbeat; a run that lost its claim records nothing. A job with `diarize` is handed on
+ * resolved link), run the speech pipeline writing the job's progress (at most every 2 s;
+ * the task's lease is the engine's), and record the outcome once. A run whose job is deleted
+ * meanwhile stops at the next progress write; a run that lost its claim records nothing. A job with `diarize` is handed on
  * to the `diarize` kind when one is registered (it then completes the job); otherwise the
  * job completes here. Every failed ending — of a run, or of the engine giving the task up
  * (`SERVICE_ERROR` after the attempt cap, `PROCESSING_STALLED` without heartbeat,
@@ -11,14 +11,13 @@
  */
 import { Cause, Clock, Duration, Effect, Option, Schema } from "effect"
 import { Transcriber } from "../../pipeline/Transcriber.ts"
-import type { JobId } from "../../src/contract/domain/Ids.ts"
 import { JobErrorCode } from "../../src/contract/domain/Job.ts"
 import { AppConfig } from "../AppConfig.ts"
 import { LinkResolver } from "../links/LinkResolver.ts"
 import { sniffMediaType } from "../playback/MediaType.ts"
 import { mediaKeys } from "../storage/MediaKeys.ts"
 import { MediaStorage } from "../storage/MediaStorage.ts"
-import type { GiveUpReason, TaskHandler, TaskRun } from "../work/TaskKind.ts"
+import { type GiveUpReason, type GivenUpTask, NoPayload, type TaskHandler, taskKind, type TaskRun } from "../work/TaskKind.ts"
 import { Tasks } from "../work/Tasks.ts"
 import { givenUpFailure, pipelineFailureKind, runFailure } from "./JobFailures.ts"
 import { JobRuns } from "./JobRuns.ts"
@@ -27,8 +26,17 @@ import type { JobRecord } from "./JobRecord.ts"
 /** Keyless samples are previews: the opening two minutes are transcribed. */
 export const previewSeconds = 120
 
-/** Heartbeats at most this often; the stall watchdog waits far longer. */
-const heartbeatEveryMs = 2_000
+/** Progress is written at most this often (and whenever the duration becomes known). */
+const progressEveryMs = 2_000
+
+/** The `transcribe` kind: one task per job, no payload; limits here are defaults the handler replaces from AppConfig. */
+export const Transcribe = taskKind({
+  kind: "transcribe",
+  payload: NoPayload,
+  concurrency: 1,
+  timeout: "2 hours",
+  stallAfter: "5 minutes"
+})
 
 /** The run no longer owns its job (deleted, or claimed by a newer run): stop quietly. */
 class RunLost extends Schema.TaggedError<RunLost>()("RunLost", {}) {}
@@ -79,17 +87,17 @@ export const TranscribeTask = Effect.gen(function*() {
     return path
   })
 
-  const runOnce = Effect.fnUntraced(function*(job: JobRecord, token: string, task: TaskRun) {
+  const runOnce = Effect.fnUntraced(function*(job: JobRecord, token: string) {
     let lastBeat = 0
     const beat = (progress: number, facts: { readonly durationSeconds?: number }) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        if (now - lastBeat < heartbeatEveryMs && facts.durationSeconds === undefined) return
+        if (now - lastBeat < progressEveryMs && facts.durationSeconds === undefined) return
         lastBeat = now
         const alive = yield* store.heartbeat(job.id, token, Math.min(99, progress), {
           ...(facts.durationSeconds === undefined ? {} : { audioDurationSeconds: facts.durationSeconds })
         })
-        if (!alive || !(yield* task.heartbeat)) return yield* new RunLost()
+        if (!alive) return yield* new RunLost()
       })
 
     const path = yield* mediaPath(job, token)
@@ -113,11 +121,11 @@ export const TranscribeTask = Effect.gen(function*() {
     )
   })
 
-  const run = Effect.fn("TranscribeTask.run")(function*(task: TaskRun) {
+  const run = Effect.fn("TranscribeTask.run")(function*(task: TaskRun<null, "job">) {
     const claimed = yield* store.claim(task.jobId)
     if (Option.isNone(claimed)) return
     const { job, token } = claimed.value
-    const outcome = yield* runOnce(job, token, task).pipe(
+    const outcome = yield* runOnce(job, token).pipe(
       Effect.map((result) => ({ _tag: "Done" as const, result })),
       Effect.catchCause((cause): Effect.Effect<{ readonly _tag: "Lost" } | RunFailure> => {
         if (lostIn(cause)) return Effect.succeed({ _tag: "Lost" as const })
@@ -150,16 +158,16 @@ export const TranscribeTask = Effect.gen(function*() {
     yield* store.complete(job.id, token, result)
   })
 
-  const giveUp = Effect.fn("TranscribeTask.giveUp")(function*(task: { readonly jobId: JobId }, reason: GiveUpReason) {
+  const giveUp = Effect.fn("TranscribeTask.giveUp")(function*(task: GivenUpTask<null, "job">, reason: GiveUpReason) {
     yield* store.fail(task.jobId, null, givenUpFailure[reason])
   })
 
   return {
-    kind: "transcribe",
+    ...Transcribe,
     concurrency: config.workers,
     timeout: Duration.seconds(config.jobTimeoutSeconds),
     stallAfter: Duration.seconds(config.jobStallSeconds),
     run,
     giveUp
-  } satisfies TaskHandler
+  } satisfies TaskHandler<null, "job">
 })

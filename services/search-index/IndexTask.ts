@@ -10,14 +10,24 @@
  * attempts irrelevant: delete-then-restore and restore-then-delete both end as the job is.
  * Locked jobs are indexed; library search hides them until they are unlocked.
  *
- * Registration: `TaskHandlers.layer(…, IndexTask)` in layers/App.ts, with `SearchIndex`.
+ * Registration: `IndexTask` in `taskKinds` (layers/App.ts), with `SearchIndex`.
  */
 import { Duration, Effect, Option } from "effect"
 import { SearchIndex } from "../../search/SearchIndex.ts"
 import type { JobId } from "../../src/contract/domain/Ids.ts"
 import { JobStore } from "../jobs/JobStore.ts"
 import { TranscriptStore } from "../jobs/TranscriptStore.ts"
-import type { TaskHandler, TaskRun } from "../work/TaskKind.ts"
+import { type GivenUpTask, NoPayload, type TaskHandler, taskKind, type TaskRun } from "../work/TaskKind.ts"
+
+/** The `index` kind: one task per job, no payload. */
+export const Index = taskKind({
+  kind: "index",
+  payload: NoPayload,
+  concurrency: 1,
+  maxAttempts: 3,
+  timeout: Duration.minutes(30),
+  stallAfter: Duration.minutes(10)
+})
 
 /** Indexes or removes one job as it stands; returns the passages stored (0 when removed). */
 export const syncJob = Effect.fn("IndexTask.syncJob")(function*(jobId: JobId) {
@@ -44,12 +54,12 @@ export const syncJob = Effect.fn("IndexTask.syncJob")(function*(jobId: JobId) {
 export const IndexTask = Effect.gen(function*() {
   const context = yield* Effect.context<JobStore | TranscriptStore | SearchIndex>()
 
-  const run = Effect.fn("IndexTask.run")(function*(task: TaskRun) {
+  const run = Effect.fn("IndexTask.run")(function*(task: TaskRun<null, "job">) {
     const passages = yield* syncJob(task.jobId).pipe(Effect.provideContext(context))
     yield* Effect.logDebug("job indexed", { job_id: task.jobId, passages })
   })
 
-  const giveUp = Effect.fn("IndexTask.giveUp")(function*(task: { readonly jobId: string; readonly attempts: number }, reason: string) {
+  const giveUp = Effect.fn("IndexTask.giveUp")(function*(task: GivenUpTask<null, "job">, reason: string) {
     yield* Effect.logWarning("indexing a job for library search given up; `verbatim admin search reindex` repairs it", {
       job_id: task.jobId,
       attempts: task.attempts,
@@ -57,13 +67,5 @@ export const IndexTask = Effect.gen(function*() {
     })
   })
 
-  return {
-    kind: "index",
-    concurrency: 1,
-    maxAttempts: 3,
-    timeout: Duration.minutes(30),
-    stallAfter: Duration.minutes(10),
-    run,
-    giveUp
-  } satisfies TaskHandler
+  return { ...Index, run, giveUp } satisfies TaskHandler<null, "job">
 })

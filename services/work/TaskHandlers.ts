@@ -1,11 +1,16 @@
 /**
  * The kinds this process can run: one handler per kind, registered where the process is
- * composed (layers/). A kind may also be asked whether it is registered, which is how a
- * task hands its job on to a follow-up kind only when that kind exists (transcription →
- * diarization).
+ * composed (layers/) as ONE list of handler effects (`TaskHandlers.layer([A, B, …])`): the
+ * layer's requirements are the union of what the handlers need, so the compiler checks that
+ * every kind in the list is provided for, and a name registered twice fails at start. A kind
+ * may also be asked whether it is registered, which is how a task hands its job on to a
+ * follow-up kind only when that kind exists (transcription → diarization).
  */
 import { Context, Effect, Layer } from "effect"
 import type { TaskHandler, TaskKind } from "./TaskKind.ts"
+
+/** A handler of one kind, built from the services it needs. */
+export type TaskHandlerEffect = Effect.Effect<TaskHandler, never, any>
 
 export class TaskHandlers extends Context.Service<TaskHandlers, {
   readonly handlers: ReadonlyMap<TaskKind, TaskHandler>
@@ -20,7 +25,13 @@ export class TaskHandlers extends Context.Service<TaskHandlers, {
     return TaskHandlers.of({ handlers: byKind, has: (kind) => byKind.has(kind) })
   }
 
-  /** Registers the handlers built by `effects` (each a handler of one kind). */
-  static readonly layer = <R>(...effects: ReadonlyArray<Effect.Effect<TaskHandler, never, R>>) =>
-    Layer.effect(TaskHandlers, Effect.map(Effect.all(effects), TaskHandlers.make))
+  /** Registers the handlers built by `kinds` (each a handler of one kind). */
+  static readonly layer = <const Kinds extends ReadonlyArray<TaskHandlerEffect>>(
+    kinds: Kinds
+  ): Layer.Layer<TaskHandlers, never, Effect.Services<Kinds[number]>> =>
+    Layer.effect(TaskHandlers, Effect.map(Effect.all(kinds as ReadonlyArray<TaskHandlerEffect>), TaskHandlers.make)) as Layer.Layer<
+      TaskHandlers,
+      never,
+      Effect.Services<Kinds[number]>
+    >
 }

@@ -1,42 +1,88 @@
 /**
- * What a kind of background work is to the task engine. A kind is registered by a handler
- * (see `TaskHandlers`): its name, how many of its tasks one process runs at once, how long
- * one attempt may take and how long it may go without a heartbeat, and the two effects the
- * engine calls — `run` for an attempt and `giveUp` once the engine stops trying.
+ * What a kind of background work is to the task engine, declared once next to its handler:
+ * its name, the Schema of its payload (the task's typed parameters, stored as JSON in the task
+ * row and decoded before each attempt), whether its tasks belong to a job, how many of its
+ * tasks one process runs at once, its attempt cap and backoff, how long one task may take in
+ * total and how long its lease may go without a beat. The handler adds the two effects the
+ * engine calls — `run` for an attempt and `giveUp` once the engine stops trying. Adding a kind
+ * is one file exporting such a handler plus one entry in the process's list of kinds
+ * (`taskKinds` in layers/App.ts); the kind names are not a closed list.
  *
  * Contract for handlers (delivery is at least once):
  * - `run` may be called again for the same task after a crash, a shard move or a failed
  *   attempt, so its effects must be idempotent or guarded (the job row's run token does
  *   this for transcription: a job ends `done` or `failed` exactly once).
- * - A typed failure (`TaskFailed`) or a defect counts as a failed attempt: retried after an
- *   exponential backoff until the kind's attempt cap, then `giveUp(task, "exhausted")`.
+ * - A typed failure (`TaskFailed`) or a defect counts as a failed attempt: the task waits
+ *   `backoff · 2^(attempt − 1)` (kept in the row as `not_before`, so it survives a restart)
+ *   and is tried again until the kind's attempt cap, then `giveUp(task, "exhausted")`.
  *   An attempt whose process dies (out of memory, a native crash) counts too: it is
  *   replayed from the stored cluster message on the next start and counted there.
  * - `giveUp` must be idempotent as well: a crash right after it runs it again.
- * - `run` calls `heartbeat` while it makes progress; a running task without a heartbeat
- *   for `stallAfter` is given up as `stalled`, one running longer than `timeout` in total
- *   (over all its attempts) as `timeout`.
+ * - The engine holds the task's lease while `run` runs: it beats the heartbeat itself (one
+ *   batched UPDATE per process per beat, whatever the number of running tasks), and
+ *   interrupts `run` once the lease is lost (the task was given up or taken over), so a
+ *   handler writes no heartbeat loop. A lease silent for `stallAfter` (the process hangs in
+ *   native code, or died) is given up as `stalled`; a task running longer than `timeout` in
+ *   total (over all its attempts) as `timeout`.
  */
 import { type Duration, type Effect, Schema } from "effect"
 import type { JobId } from "../../src/contract/domain/Ids.ts"
 
-/** Every kind of durable work; a kind without a registered handler waits (its tasks stay pending). */
-export const TaskKind = Schema.Literals(["transcribe", "diarize", "insights", "index", "render-clip"])
-export type TaskKind = typeof TaskKind.Type
+/** A kind's name, as stored in `tasks.kind`. */
+export type TaskKind = string
+
+/** The payload Schema of a kind without parameters: nothing is stored (NULL). */
+export const NoPayload = Schema.Null
+
+/** Whether a kind's tasks each belong to a job (`"job"`), or stand alone (`"none"`). */
+export type TaskOwner = "job" | "none"
+/** The job id an attempt of such a kind sees. */
+export type OwnerId<O extends TaskOwner> = O extends "job" ? JobId : null
+
+/** The declaration of a kind: everything the engine needs to schedule it. */
+export interface TaskKindSpec<P = unknown, O extends TaskOwner = TaskOwner> {
+  readonly kind: TaskKind
+  /** Encodes the payload to JSON for the row and decodes it back before each attempt. */
+  readonly payload: Schema.Codec<P, unknown>
+  /** `"job"` unless said otherwise: enqueued with a job id, and `jobId` is set in every run. */
+  readonly owner?: O | undefined
+  /** Attempts of this kind running at once in one process. */
+  readonly concurrency: number
+  /** Attempts before `giveUp(…, "exhausted")`; the engine default (3) when absent. */
+  readonly maxAttempts?: number | undefined
+  /** Wait after the first failed attempt, doubling with each further one; the engine default when absent. */
+  readonly backoff?: Duration.Input | undefined
+  /** Total running time allowed over all attempts. */
+  readonly timeout: Duration.Input
+  /** Longest silence of a running attempt's lease before it is given up as stalled. */
+  readonly stallAfter: Duration.Input
+}
+
+/** Declares a kind (a typed identity; `Tasks.submit` takes it to enqueue one of its tasks). */
+export const taskKind = <P, O extends TaskOwner = "job">(spec: TaskKindSpec<P, O>): TaskKindSpec<P, O> => spec
 
 /** One attempt of a task, as the handler sees it. */
-export interface TaskRun {
+export interface TaskRun<P = unknown, O extends TaskOwner = TaskOwner> {
   readonly taskId: string
   readonly kind: TaskKind
-  readonly jobId: JobId
+  readonly jobId: OwnerId<O>
+  /** The task's parameters, decoded with the kind's Schema. */
+  readonly payload: P
   /** Distinguishes several tasks of one kind for one job (a clip id, say); "" when unused. */
   readonly subKey: string
   /** 1 for the first attempt. */
   readonly attempt: number
-  /** Records liveness; false once this attempt no longer owns the task (given up, or a newer attempt). */
-  readonly heartbeat: Effect.Effect<boolean>
   /** Whether this process runs `kind`: a task hands its job on to a follow-up kind only if so. */
   readonly isRegistered: (kind: TaskKind) => boolean
+}
+
+/** A task the engine stops trying. `payload` is absent when the stored one no longer decodes. */
+export interface GivenUpTask<P = unknown, O extends TaskOwner = TaskOwner> {
+  readonly taskId: string
+  readonly jobId: OwnerId<O>
+  readonly subKey: string
+  readonly payload?: P | undefined
+  readonly attempts: number
 }
 
 /** Why the engine stopped trying a task. */
@@ -47,16 +93,13 @@ export class TaskFailed extends Schema.TaggedError<TaskFailed>()("TaskFailed", {
   reason: Schema.String
 }) {}
 
-export interface TaskHandler {
-  readonly kind: TaskKind
-  /** Attempts of this kind running at once in one process. */
-  readonly concurrency: number
-  /** Attempts before `giveUp(…, "exhausted")`; the engine default (3) when absent. */
-  readonly maxAttempts?: number | undefined
-  /** Total running time allowed over all attempts. */
-  readonly timeout: Duration.Input
-  /** Longest silence between heartbeats of a running attempt. */
-  readonly stallAfter: Duration.Input
-  run(task: TaskRun): Effect.Effect<void, TaskFailed>
-  giveUp(task: { readonly taskId: string; readonly jobId: JobId; readonly subKey: string; readonly attempts: number }, reason: GiveUpReason): Effect.Effect<void>
+/**
+ * A kind with its behaviour: what a process registers. `payload` defaults to `NoPayload`.
+ * Declare `run`'s and `giveUp`'s parameters as `TaskRun<P, O>` / `GivenUpTask<P, O>`, so the
+ * handler also fits the engine's erased `TaskHandler` (any payload, either owner).
+ */
+export interface TaskHandler<P = any, O extends TaskOwner = TaskOwner> extends Omit<TaskKindSpec<P, O>, "payload"> {
+  readonly payload?: Schema.Codec<P, unknown> | undefined
+  run(task: TaskRun<P, O>): Effect.Effect<void, TaskFailed>
+  giveUp(task: GivenUpTask<P, O>, reason: GiveUpReason): Effect.Effect<void>
 }

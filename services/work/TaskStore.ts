@@ -1,22 +1,25 @@
 /**
- * The `tasks` table: one row per (kind, job, sub-key), the durable truth about a task.
- * The cluster message only says "make progress on task X"; what the task is, how often it
- * was attempted and whether it ended lives here. Each attempt takes a fresh run token:
- * heartbeats and the end of an attempt are accepted only with the current token, so an
- * attempt that lost the task (given up meanwhile, or replaced) cannot write over it.
+ * The `tasks` table: one row per (kind, job, sub-key) — the job NULL for a task that stands
+ * alone — the durable truth about a task. The cluster message only says "make progress on
+ * task X"; what the task is (its kind and JSON payload), how often it was attempted, when it
+ * may be attempted next (`not_before`) and whether it ended lives here. Each attempt takes a
+ * fresh run token: heartbeats and the end of an attempt are accepted only with the current
+ * token, so an attempt that lost the task (given up meanwhile, or replaced) cannot write over it.
  */
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { JobId } from "../../src/contract/domain/Ids.ts"
-import { TaskKind } from "./TaskKind.ts"
+import type { TaskKind } from "./TaskKind.ts"
 
 export const TaskStatus = Schema.Literals(["pending", "running", "done", "failed"])
 
 export const TaskRecord = Schema.Struct({
   id: Schema.String,
-  kind: TaskKind,
-  job_id: JobId,
+  kind: Schema.String,
+  job_id: Schema.NullOr(JobId),
   sub_key: Schema.String,
+  /** The kind's payload as JSON (NULL for a kind without one); decoded by the engine with the kind's Schema. */
+  payload: Schema.Unknown,
   status: TaskStatus,
   attempts: Schema.Int,
   rerun: Schema.Boolean,
@@ -26,6 +29,7 @@ export const TaskRecord = Schema.Struct({
   started_at: Schema.NullOr(Schema.Date),
   attempt_at: Schema.NullOr(Schema.Date),
   heartbeat_at: Schema.NullOr(Schema.Date),
+  not_before: Schema.NullOr(Schema.Date),
   finished_at: Schema.NullOr(Schema.Date)
 })
 export type TaskRecord = typeof TaskRecord.Type
@@ -38,20 +42,24 @@ export interface EnqueueOptions {
    * attempt ends (so it sees what changed meanwhile). A pending task runs anyway.
    */
   readonly rerun?: "ended" | "latest" | undefined
+  /** The payload already encoded to JSON by the kind's Schema (see `Tasks.submit`); none by default. */
+  readonly payload?: unknown
 }
 
 const decodeTasks = Schema.decodeUnknownEffect(Schema.Array(TaskRecord))
 
 export class TaskStore extends Context.Service<TaskStore, {
   /** Creates the task, or names the existing one; returns its id. Joins the caller's transaction. */
-  enqueue(kind: TaskKind, jobId: JobId, options?: EnqueueOptions): Effect.Effect<string>
+  enqueue(kind: TaskKind, jobId: JobId | null, options?: EnqueueOptions): Effect.Effect<string>
   get(id: string): Effect.Effect<Option.Option<TaskRecord>>
   /** Starts an attempt (attempts + 1, fresh token); None once the task has ended. */
   begin(id: string): Effect.Effect<Option.Option<{ readonly task: TaskRecord; readonly token: string }>>
   heartbeat(id: string, token: string): Effect.Effect<boolean>
+  /** Beats every lease in `tokens` with one UPDATE; returns the tokens that still hold their task. */
+  beat(tokens: ReadonlyArray<string>): Effect.Effect<ReadonlySet<string>>
   finish(id: string, token: string): Effect.Effect<boolean>
-  /** A failed attempt: the task waits for the next one. */
-  retryLater(id: string, token: string, error: string): Effect.Effect<boolean>
+  /** A failed attempt: the task waits for the next one, not before `notBefore`. */
+  retryLater(id: string, token: string, error: string, notBefore: Date): Effect.Effect<boolean>
   /** An interrupted attempt (shutdown, shard moved) does not count against the cap. */
   release(id: string, token: string): Effect.Effect<void>
   /** Ends the task as failed whatever attempt holds it; false when it had already ended. */
@@ -60,7 +68,7 @@ export class TaskStore extends Context.Service<TaskStore, {
   readonly unfinished: Effect.Effect<ReadonlyArray<TaskRecord>>
   /** Running tasks of `kind` silent since `silentSince` or started before `startedBefore`. */
   stuck(kind: TaskKind, bounds: { readonly silentSince: Date; readonly startedBefore: Date }): Effect.Effect<ReadonlyArray<TaskRecord>>
-  /** Deletes ended tasks whose job is gone; returns how many. */
+  /** Deletes ended tasks whose job is gone, and jobless tasks a day after they ended; returns how many. */
   readonly purgeOrphans: Effect.Effect<number>
 }>()("verbatim/work/TaskStore") {
   static readonly layer = Layer.effect(
@@ -80,17 +88,19 @@ export class TaskStore extends Context.Service<TaskStore, {
       const first = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
         Effect.map(rows(query), (tasks) => Option.fromNullishOr(tasks[0]))
 
-      const enqueue = Effect.fn("TaskStore.enqueue")(function*(kind: TaskKind, jobId: JobId, options: EnqueueOptions = {}) {
+      const enqueue = Effect.fn("TaskStore.enqueue")(function*(kind: TaskKind, jobId: JobId | null, options: EnqueueOptions = {}) {
         const at = yield* now
         const rerun = options.rerun !== undefined
         const latest = options.rerun === "latest"
-        const [row] = yield* sql<{ id: string }>`INSERT INTO tasks (id, kind, job_id, sub_key, status, created_at)
-          VALUES (${crypto.randomUUID()}, ${kind}, ${jobId}, ${options.subKey ?? ""}, 'pending', ${at})
+        const payload = options.payload === undefined || options.payload === null ? null : JSON.stringify(options.payload)
+        const [row] = yield* sql<{ id: string }>`INSERT INTO tasks (id, kind, job_id, sub_key, payload, status, created_at)
+          VALUES (${crypto.randomUUID()}, ${kind}, ${jobId}, ${options.subKey ?? ""}, ${payload}::jsonb, 'pending', ${at})
           ON CONFLICT (kind, job_id, sub_key) DO UPDATE SET
             status = CASE WHEN ${rerun} AND tasks.status IN ('done', 'failed') THEN 'pending' ELSE tasks.status END,
             attempts = CASE WHEN ${rerun} AND tasks.status IN ('done', 'failed') THEN 0 ELSE tasks.attempts END,
             started_at = CASE WHEN ${rerun} AND tasks.status IN ('done', 'failed') THEN NULL ELSE tasks.started_at END,
             finished_at = CASE WHEN ${rerun} AND tasks.status IN ('done', 'failed') THEN NULL ELSE tasks.finished_at END,
+            not_before = CASE WHEN ${rerun} AND tasks.status IN ('done', 'failed') THEN NULL ELSE tasks.not_before END,
             rerun = tasks.rerun OR (${latest} AND tasks.status = 'running')
           RETURNING id::text AS id`.pipe(Effect.orDie)
         return row!.id
@@ -104,7 +114,7 @@ export class TaskStore extends Context.Service<TaskStore, {
         const at = yield* now
         const token = crypto.randomUUID()
         const task = yield* first(sql`UPDATE tasks SET status = 'running', attempts = attempts + 1, run_token = ${token},
-            started_at = COALESCE(started_at, ${at}), attempt_at = ${at}, heartbeat_at = ${at}
+            started_at = COALESCE(started_at, ${at}), attempt_at = ${at}, heartbeat_at = ${at}, not_before = NULL
           WHERE id = ${id} AND status IN ('pending', 'running') RETURNING *`)
         return Option.map(task, (task) => ({ task, token }))
       })
@@ -116,6 +126,14 @@ export class TaskStore extends Context.Service<TaskStore, {
         return updated.length > 0
       })
 
+      const beat = Effect.fn("TaskStore.beat")(function*(tokens: ReadonlyArray<string>) {
+        if (tokens.length === 0) return new Set<string>()
+        const at = yield* now
+        const held = yield* sql<{ token: string }>`UPDATE tasks SET heartbeat_at = ${at}
+          WHERE run_token IN ${sql.in(tokens)} AND status = 'running' RETURNING run_token::text AS token`.pipe(Effect.orDie)
+        return new Set(held.map((row) => row.token))
+      })
+
       const finish = Effect.fn("TaskStore.finish")(function*(id: string, token: string) {
         const at = yield* now
         const updated = yield* sql`UPDATE tasks SET ${endOrStartOver("done", at)}, last_error = NULL
@@ -123,8 +141,8 @@ export class TaskStore extends Context.Service<TaskStore, {
         return updated.length > 0
       })
 
-      const retryLater = Effect.fn("TaskStore.retryLater")(function*(id: string, token: string, error: string) {
-        const updated = yield* sql`UPDATE tasks SET status = 'pending', run_token = NULL, last_error = ${error}
+      const retryLater = Effect.fn("TaskStore.retryLater")(function*(id: string, token: string, error: string, notBefore: Date) {
+        const updated = yield* sql`UPDATE tasks SET status = 'pending', run_token = NULL, last_error = ${error}, not_before = ${notBefore}
           WHERE id = ${id} AND run_token = ${token} AND status = 'running' RETURNING id`.pipe(Effect.orDie)
         return updated.length > 0
       })
@@ -153,8 +171,11 @@ export class TaskStore extends Context.Service<TaskStore, {
           AND (heartbeat_at < ${bounds.silentSince} OR started_at < ${bounds.startedBefore})`)
       })
 
-      const purgeOrphans = sql`DELETE FROM tasks t WHERE t.status IN ('done', 'failed')
-        AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = t.job_id) RETURNING t.id`.pipe(
+      // A task without a job goes a day after it ended (its row is the only record of how it ended).
+      const purgeOrphans = sql`DELETE FROM tasks t WHERE t.status IN ('done', 'failed') AND (
+          (t.job_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = t.job_id))
+          OR (t.job_id IS NULL AND t.finished_at < now() - interval '1 day')
+        ) RETURNING t.id`.pipe(
         Effect.map((deleted) => deleted.length),
         Effect.orDie,
         Effect.withSpan("TaskStore.purgeOrphans")
@@ -165,6 +186,7 @@ export class TaskStore extends Context.Service<TaskStore, {
         get,
         begin,
         heartbeat,
+        beat,
         finish,
         retryLater,
         release,

@@ -1,5 +1,7 @@
 /**
- * Enqueueing work. `enqueue` stores the task row (unique per kind, job and sub-key, so
+ * Enqueueing work. `submit` takes a kind's declaration and its typed payload (encoded with
+ * the kind's Schema; the job id required exactly when the kind is owned by a job); `enqueue`
+ * is the untyped form for kinds without a payload. Either stores the task row (unique per kind, job and sub-key, so
  * enqueueing twice names one task) and then a `Run` message for it in the cluster's
  * message table, and returns without waiting for the run: once it returns, the task will
  * run even if this process dies right after. Sending a task's message again is harmless
@@ -9,15 +11,34 @@
  * a task whose row was stored but whose message was not (a crash in between, or a row
  * written inside another transaction — see `JobEventFeed`).
  */
-import { Context, Effect, Layer, Schedule } from "effect"
+import { Context, Effect, Layer, Schedule, Schema } from "effect"
 import type { JobId } from "../../src/contract/domain/Ids.ts"
 import { TaskEntity } from "./TaskEntity.ts"
-import type { TaskKind } from "./TaskKind.ts"
+import type { OwnerId, TaskKind, TaskKindSpec, TaskOwner } from "./TaskKind.ts"
 import { type EnqueueOptions, TaskStore } from "./TaskStore.ts"
+
+/** One task of a declared kind: its payload, its job (exactly when the kind is owned by one), its key. */
+export interface TaskRequest<P, O extends TaskOwner> {
+  readonly jobId: OwnerId<O>
+  readonly payload: P
+  /** Tells several tasks of one kind (and job) apart; "" by default. Enqueueing the same key again names the same task. */
+  readonly key?: string | undefined
+  readonly rerun?: EnqueueOptions["rerun"]
+}
+
+/** Stores a task of a declared kind (joins the caller's transaction); returns its id. Send its message afterwards. */
+export const storeTask = <P, O extends TaskOwner>(kind: TaskKindSpec<P, O>, request: TaskRequest<P, O>) =>
+  Effect.gen(function*() {
+    const store = yield* TaskStore
+    const payload = yield* Schema.encodeEffect(kind.payload)(request.payload).pipe(Effect.orDie)
+    return yield* store.enqueue(kind.kind, request.jobId, { subKey: request.key, rerun: request.rerun, payload })
+  })
 
 export class Tasks extends Context.Service<Tasks, {
   /** Durable and idempotent per (kind, job, sub-key); returns the task id. */
-  enqueue(kind: TaskKind, jobId: JobId, options?: EnqueueOptions): Effect.Effect<string>
+  enqueue(kind: TaskKind, jobId: JobId, options?: Omit<EnqueueOptions, "payload">): Effect.Effect<string>
+  /** `enqueue` for a declared kind with its typed payload. */
+  submit<P, O extends TaskOwner>(kind: TaskKindSpec<P, O>, request: TaskRequest<P, O>): Effect.Effect<string>
   /** Sends the task's message (for rows stored without one). */
   send(taskId: string): Effect.Effect<void>
 }>()("verbatim/work/Tasks") {
@@ -40,12 +61,17 @@ export class Tasks extends Context.Service<Tasks, {
         }),
         Effect.orDie
       )
-      const enqueue = Effect.fn("Tasks.enqueue")(function*(kind: TaskKind, jobId: JobId, options?: EnqueueOptions) {
+      const enqueue = Effect.fn("Tasks.enqueue")(function*(kind: TaskKind, jobId: JobId, options?: Omit<EnqueueOptions, "payload">) {
         const taskId = yield* store.enqueue(kind, jobId, options)
         yield* send(taskId)
         return taskId
       })
-      return Tasks.of({ enqueue, send })
+      const submit = Effect.fn("Tasks.submit")(function*<P, O extends TaskOwner>(kind: TaskKindSpec<P, O>, request: TaskRequest<P, O>) {
+        const taskId = yield* storeTask(kind, request).pipe(Effect.provideService(TaskStore, store))
+        yield* send(taskId)
+        return taskId
+      })
+      return Tasks.of({ enqueue, submit, send })
     })
   )
 }

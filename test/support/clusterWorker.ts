@@ -29,7 +29,7 @@ import { DatabaseLayer } from "../../layers/Database.ts"
 import { AppConfig } from "../../services/AppConfig.ts"
 import { JobDispatcher, JobReconciler, UnfinishedJobs } from "../../services/jobs/JobDispatcher.ts"
 import { TaskHandlers } from "../../services/work/TaskHandlers.ts"
-import type { GiveUpReason, TaskHandler, TaskRun } from "../../services/work/TaskKind.ts"
+import type { GiveUpReason, GivenUpTask, TaskHandler, TaskRun } from "../../services/work/TaskKind.ts"
 import { TaskStore } from "../../services/work/TaskStore.ts"
 import { JobId } from "../../src/contract/domain/Ids.ts"
 
@@ -84,7 +84,7 @@ const StandInTranscribe = Effect.gen(function*() {
         sql`UPDATE test_workers SET running = running - 1 WHERE label = ${label}`
       ], { discard: true }).pipe(Effect.orDie)
 
-    const work = Effect.fnUntraced(function*(jobId: JobId, task: TaskRun) {
+    const work = Effect.fnUntraced(function*(jobId: JobId) {
       const claimed = yield* sql<{ duration_ms: number }>`UPDATE test_jobs
         SET status = 'processing', attempts = attempts + 1, processed_by = ${label}, heartbeat_at = now()
         WHERE id = ${jobId} AND status NOT IN ('done', 'failed') RETURNING duration_ms`
@@ -99,24 +99,23 @@ const StandInTranscribe = Effect.gen(function*() {
         const [beat] = yield* sql<{ duration_ms: number }>`UPDATE test_jobs SET heartbeat_at = now()
           WHERE id = ${jobId} RETURNING duration_ms`
         if (beat !== undefined) until = started + beat.duration_ms
-        yield* task.heartbeat
       }
       yield* sql`UPDATE test_jobs SET status = 'done', completions = completions + 1, finished_by = ${label}
         WHERE id = ${jobId} AND status <> 'done'`
     })
 
-    const run = (task: TaskRun) =>
+    const run = (task: TaskRun<null, "job">) =>
       Effect.acquireUseRelease(
         Effect.orDie(enter(task.jobId)),
-        () => Effect.orDie(work(task.jobId, task)),
+        () => Effect.orDie(work(task.jobId)),
         () => leave(task.jobId)
       )
 
-    const giveUp = (task: { readonly jobId: JobId }, reason: GiveUpReason) =>
+    const giveUp = (task: GivenUpTask<null, "job">, reason: GiveUpReason) =>
       sql`UPDATE test_jobs SET status = 'failed', gave_up = ${reason}
         WHERE id = ${task.jobId} AND status NOT IN ('done', 'failed')`.pipe(Effect.asVoid, Effect.orDie)
 
-    return { kind: "transcribe", concurrency: config.workers, timeout: "1 hour", stallAfter: "1 hour", run, giveUp } satisfies TaskHandler
+    return { kind: "transcribe", concurrency: config.workers, timeout: "1 hour", stallAfter: "1 hour", run, giveUp } satisfies TaskHandler<null, "job">
   })
 
 // `CLUSTER_TEST_RECONCILE=off` hides every job from the start-up reconciler, so a test can
@@ -146,7 +145,7 @@ const Engine = Layer.unwrap(
     const backoff = yield* backoffMs
     const engine = WorkClusterLayer(
       { ...clusterOptionsFrom(config), reconcile: on, engine: { backoff: `${backoff} millis` } },
-      TaskHandlers.layer(StandInTranscribe)
+      TaskHandlers.layer([StandInTranscribe])
     )
     return (on ? JobReconciler : Layer.empty).pipe(
       Layer.provideMerge(JobDispatcher.layer),

@@ -1,7 +1,9 @@
 /**
  * The task engine in-process on real storage (test/work/support/engine.ts): per-kind
  * concurrency, failed attempts retried with exponential backoff up to the cap, the kinds'
- * stall and time limits, and idempotent enqueueing per (kind, job, sub-key).
+ * stall and time limits, and idempotent enqueueing per (kind, job, sub-key). The engine
+ * beats the leases itself; a stall is a process whose beats stop (an engine built with
+ * beats an hour apart stands for one stuck in native code).
  */
 import { type Duration, Effect, Exit, Layer, Option, Scope } from "effect"
 import { SqlClient } from "effect/sql"
@@ -26,9 +28,13 @@ const maxRunning = new Map<string, number>()
 const attemptsAt = new Map<string, Array<number>>()
 const gaveUp = new Map<string, Array<GiveUpReason>>()
 /** Per job: what its run should do. */
-const plans = new Map<string, { readonly failTimes?: number; readonly sleepMs?: number; readonly beat?: boolean }>()
+const plans = new Map<string, { readonly failTimes?: number; readonly sleepMs?: number }>()
 
-const handler = (kind: TaskKind, concurrency: number, limits: { timeout?: Duration.Input; stallAfter?: Duration.Input } = {}): TaskHandler => ({
+const handler = (
+  kind: TaskKind,
+  concurrency: number,
+  limits: { timeout?: Duration.Input; stallAfter?: Duration.Input } = {}
+): TaskHandler<null, "job"> => ({
   kind,
   concurrency,
   timeout: limits.timeout ?? "1 hour",
@@ -45,7 +51,6 @@ const handler = (kind: TaskKind, concurrency: number, limits: { timeout?: Durati
           const slices = Math.max(1, Math.ceil((plan.sleepMs ?? 300) / 100))
           for (let i = 0; i < slices; i++) {
             yield* Effect.sleep(Math.min(100, plan.sleepMs ?? 300))
-            if (plan.beat !== false) yield* task.heartbeat
           }
           if (task.attempt <= (plan.failTimes ?? 0)) return yield* new TaskFailed({ reason: `planned failure ${task.attempt}` })
         }),
@@ -152,16 +157,26 @@ describe("task engine", () => {
     expect(gaveUp.get(id)).toEqual(["exhausted"])
   })
 
-  it("gives up a running task without heartbeat as stalled; the late attempt cannot end it done", async () => {
-    const job = newJob()
-    plans.set(job, { sleepMs: 2_000, beat: false })
-    const id = await enqueue("render-clip", job)
-    await eventually(async () => ((await task(id)).status === "running" ? true : undefined), "the attempt to start")
-    await sleep(700)
-    expect(await engine.run(TaskSupervisor.use((supervisor) => supervisor.sweep))).toBe(1)
-    expect(gaveUp.get(id)).toEqual(["stalled"])
-    await sleep(2_000)
-    expect(await task(id)).toMatchObject({ status: "failed", last_error: "no heartbeat within the stall limit" })
+  it("gives up a running task whose lease goes silent as stalled; the late attempt cannot end it done", async () => {
+    const silent = await startEngine("work-engine-silent", {
+      backoffMs,
+      heartbeatEvery: "1 hour",
+      handlers: [handler("render-clip", 1, { stallAfter: "400 millis" })]
+    })
+    try {
+      const job = newJob()
+      plans.set(job, { sleepMs: 2_000 })
+      const id = await silent.run(Tasks.use((tasks) => tasks.enqueue("render-clip", job)))
+      const row = () => silent.run(TaskStore.use((store) => store.get(id))).then(Option.getOrThrow)
+      await eventually(async () => ((await row()).status === "running" ? true : undefined), "the attempt to start")
+      await sleep(700)
+      expect(await silent.run(TaskSupervisor.use((supervisor) => supervisor.sweep))).toBe(1)
+      expect(gaveUp.get(id)).toEqual(["stalled"])
+      await sleep(2_000)
+      expect(await row()).toMatchObject({ status: "failed", last_error: "no heartbeat within the stall limit" })
+    } finally {
+      await silent.close()
+    }
   })
 
   it("gives up a task that runs past its kind's time limit as timeout", async () => {

@@ -39,7 +39,7 @@ const finishedSubscriber: JobEventConsumer = {
 /** The consumer writes through the engine's SqlClient (set once the engine is up). */
 const sqlRef: { current: SqlClient.SqlClient | undefined } = { current: undefined }
 
-const indexHandler: TaskHandler = {
+const indexHandler: TaskHandler<null, "job"> = {
   kind: "index",
   concurrency: 2,
   timeout: "1 hour",

@@ -5,7 +5,7 @@
  * registers. `restart` closes everything (as a clean stop) and builds it again on the
  * same storage. No feed loop runs: tests call `JobEventFeed.pass` themselves.
  */
-import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { Context, type Duration, Effect, Exit, Layer, Scope } from "effect"
 import { clusterOptionsFrom, WorkClusterLayer } from "../../../layers/Cluster.ts"
 import { DatabaseLayer } from "../../../layers/Database.ts"
 import { AppConfig } from "../../../services/AppConfig.ts"
@@ -22,6 +22,8 @@ export interface EngineOptions {
   readonly handlers: ReadonlyArray<TaskHandler>
   readonly consumers?: ReadonlyArray<JobEventConsumer>
   readonly backoffMs?: number
+  /** How often the engine beats its leases (default: the engine's, from the kinds' stall limits). */
+  readonly heartbeatEvery?: Duration.Input
 }
 
 const buildLayer = (storage: TestStorage, runnerPort: number, options: EngineOptions) => {
@@ -34,7 +36,10 @@ const buildLayer = (storage: TestStorage, runnerPort: number, options: EngineOpt
   const engine = Layer.unwrap(
     Effect.map(AppConfig, (shape) =>
       WorkClusterLayer(
-        { ...clusterOptionsFrom(shape), engine: { backoff: `${options.backoffMs ?? 200} millis` } },
+        {
+          ...clusterOptionsFrom(shape),
+          engine: { backoff: `${options.backoffMs ?? 200} millis`, heartbeatEvery: options.heartbeatEvery }
+        },
         Layer.succeed(TaskHandlers, TaskHandlers.make(options.handlers))
       ))
   )
