@@ -20,7 +20,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Effect, Layer, Stream } from "effect"
-import { Diarizer, diarizeAudio } from "../pipeline/diarize/Diarizer.ts"
+import { Diarizer } from "../pipeline/diarize/Diarizer.ts"
 import { OnnxRuntime } from "../pipeline/onnx/OnnxRuntime.ts"
 import { VoiceActivity } from "../pipeline/vad/VoiceActivity.ts"
 import { diarizationErrorRate, type Turn } from "../test/support/der.ts"
@@ -63,10 +63,10 @@ const child = async (file: string): Promise<ChildResult> => {
     const summary = yield* vad.detect(Stream.make(pcm))
     const vadSeconds = (performance.now() - t) / 1000
     t = performance.now()
-    yield* diarizeAudio(pcm, [{ start: 0, end: Math.min(2, pcm.length / SR) }])
+    yield* Diarizer.use((diarizer) => diarizer.diarize(pcm, [{ start: 0, end: Math.min(2, pcm.length / SR) }]))
     const loadSeconds = (performance.now() - t) / 1000
     t = performance.now()
-    const turns = yield* diarizeAudio(pcm, summary.regions)
+    const turns = yield* Diarizer.use((diarizer) => diarizer.diarize(pcm, summary.regions))
     const diarizeSeconds = (performance.now() - t) / 1000
     return { summary, turns, vadSeconds, loadSeconds, diarizeSeconds }
   })

@@ -93,10 +93,6 @@ export class Diarizer extends Context.Service<Diarizer, {
     )
 }
 
-/** The lead's entry point: turns of `pcm` over its voice-activity `regions`. */
-export const diarizeAudio = (pcm: Float32Array, regions: ReadonlyArray<SpeechSpan>) =>
-  Diarizer.use((diarizer) => diarizer.diarize(pcm, regions))
-
 /**
  * Cluster labels for `embeddings`. The clustered set is the reliable windows (all of them when
  * none is reliable), thinned to an evenly strided `maxWindows` when larger; every other window

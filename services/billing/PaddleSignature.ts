@@ -8,9 +8,6 @@ import { createHmac, timingSafeEqual } from "node:crypto"
 
 export const toleranceSeconds = 300
 
-export const signPaddle = (secret: string, ts: number, body: string) =>
-  `ts=${ts};h1=${createHmac("sha256", secret).update(`${ts}:${body}`).digest("hex")}`
-
 export const verifyPaddle = (secret: string, header: string | undefined, body: string, nowSeconds: number): boolean => {
   if (header === undefined) return false
   const parts = header.split(";").map((part) => part.trim().split("="))

@@ -28,9 +28,15 @@ export const errorJson = (status: number, body: { readonly error: string; readon
  */
 export const errorResponse = <S extends Schema.Codec<unknown, unknown>>(schema: S, error: S["Type"]) =>
   errorJson(
-    schema.ast.annotations?.["httpApiStatus"] as number,
+    statusOfSchema(schema),
     Schema.encodeSync(schema)(error) as { readonly error: string; readonly code: string }
   )
+
+/** The HTTP status a contract error class declares (`httpApiStatus`); 500 if it declares none. */
+export const statusOfSchema = (schema: Schema.Top): number => {
+  const status = Schema.resolveAnnotations(schema)?.["httpApiStatus"]
+  return typeof status === "number" ? status : 500
+}
 
 const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
 

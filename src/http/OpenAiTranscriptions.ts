@@ -25,6 +25,7 @@ import type { AccountCaller } from "../contract/api/Security.ts"
 import { JobId } from "../contract/domain/Ids.ts"
 import { Language, whisperLanguages } from "../contract/domain/Languages.ts"
 import { makeBearerAuth } from "./BearerAuth.ts"
+import { statusOfSchema } from "./ErrorResponses.ts"
 import { openAiError, renderedFormat, type ResponseFormat, responseFormats, verboseJson } from "./OpenAiFormats.ts"
 import { publicBaseUrl } from "./PublicUrl.ts"
 
@@ -90,13 +91,8 @@ const readForm = (fields: Record<string, Array<string>>, task: "transcribe" | "t
     return { format, language, granularities, prompt: prompt?.trim() === "" ? undefined : prompt, task } satisfies Form
   })
 
-/** A contract error's HTTP status: its class is a Schema annotated with it (400 if not). */
-const statusOf = (error: object): number => {
-  const schema = error.constructor
-  if (!Schema.isSchema(schema)) return 400
-  const status = Schema.resolveAnnotations(schema)?.["httpApiStatus"]
-  return typeof status === "number" ? status : 400
-}
+/** A contract error's HTTP status: its class is a Schema that declares it. */
+const statusOf = (error: object): number => Schema.isSchema(error.constructor) ? statusOfSchema(error.constructor) : 400
 
 /** The form field OpenAI names for a refused option (`task` is chosen by the route, i.e. the model). */
 const openAiParam: Record<string, string> = { language: "language", task: "model", prompt: "prompt" }

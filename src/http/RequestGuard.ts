@@ -90,13 +90,8 @@ const tooLarge = () =>
 const queryIssue = (request: HttpServerRequest.HttpServerRequest): ValidationIssue | undefined => {
   const at = request.url.indexOf("?")
   if (at < 0) return undefined
-  let params: URLSearchParams
-  try {
-    params = new URLSearchParams(request.url.slice(at + 1))
-  } catch {
-    return undefined
-  }
-  for (const [name, value] of params) {
+  // URLSearchParams takes any string (malformed escapes are kept as written); it does not throw.
+  for (const [name, value] of new URLSearchParams(request.url.slice(at + 1))) {
     const reason = unstorable(value) ?? unstorable(name)
     if (reason !== undefined) return { loc: ["query", name], msg: reason }
   }
@@ -116,9 +111,11 @@ export const guardRequest = (request: HttpServerRequest.HttpServerRequest) =>
     const text = yield* request.text.pipe(
       Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxJsonBodyBytes)),
       Effect.map(Option.some),
+      // The server reports a body past `MaxBodySize` as a parse error whose reason is `BodyTooLarge`;
+      // any other unreadable body is left to the route (as an empty text, which is not JSON).
       Effect.catch((error) =>
         Effect.succeed(
-          error.reason._tag === "RequestParseError" && /too large|maxBytes|exceed/i.test(String(error.cause ?? error.message))
+          error.reason._tag === "RequestParseError" && error.reason.reason === "BodyTooLarge"
             ? Option.none<string>()
             : Option.some("")
         )
@@ -128,12 +125,9 @@ export const guardRequest = (request: HttpServerRequest.HttpServerRequest) =>
     if (textDepth(text.value) > maxJsonDepth) {
       return Option.some(invalid({ loc: ["body"], msg: `Nested deeper than ${maxJsonDepth} levels` }))
     }
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(text.value)
-    } catch {
-      return Option.none()
-    }
-    const issue = findIssue(parsed, [], 0)
+    // Text that is not JSON goes through: the route answers 400 MALFORMED_JSON.
+    const parsed = yield* Effect.option(Effect.try(() => JSON.parse(text.value) as unknown))
+    if (Option.isNone(parsed)) return Option.none()
+    const issue = findIssue(parsed.value, [], 0)
     return issue === undefined ? Option.none() : Option.some(invalid(issue))
   })
