@@ -45,8 +45,16 @@ const MAX_OCCURRENCES = 20
 const TITLE_SIMILARITY_WEIGHT = 0.8
 
 const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x))
-/** Up to 3 sentences (a voice memo) are their own summary; longer talks get about one in five. */
-export const summarySize = (n: number) => (n <= 3 ? n : Math.min(n, clamp(Math.round(n / 5), 2, 7)))
+/**
+ * Up to 3 sentences are their own summary; longer talks get about one sentence in three and a
+ * half, 2 to 8. Measured on the quality set (test/quality): one in five (3 sentences of a
+ * 15-sentence interview) held under half of its facts, the answers' figures being spread over
+ * as many turns as there are questions.
+ */
+export const summarySize = (n: number) => (n <= 3 ? n : Math.min(n, clamp(Math.round(n / 3.5), 2, 8)))
+const SAME_TURN_SIMILARITY = 0.6
+/** Under this many words (a voice memo of ~30 s) every sentence that carries content is the summary. */
+export const SHORT_WORDS = 80
 export const quoteCount = (n: number) => clamp(Math.round(n / 8), 1, 5)
 /** One phrase per 8 words under 125 words (a 22-word memo gets 3), else one per 25 words, 5–10. */
 export const topicCount = (words: number) =>
@@ -66,18 +74,33 @@ export const isQuotable = (s: Sentence): boolean =>
   !DANGLING_OPENINGS.has(s.tokens[0]!) &&
   /^["'“‘(]?[\p{Lu}\p{N}]/u.test(s.text)
 
+/** A host introducing the show or a guest: framing, never a quote ("My guest is…", "Today I am talking to…"). */
+const INTRODUCTION = /\b(?:my guests? (?:today )?(?:is|are)|i am talking to|i'm talking to|i am joined by|i'm joined by|joining (?:me|us)|we also have|on the line|welcome (?:back )?to)\b/i
+
+/**
+ * Sentence `i` stands alone as a quote in its context: it is not framing or an introduction,
+ * and it does not open the answer to another speaker's question (the answer leans on it:
+ * "People bring broken toasters…" after "What happens at a repair cafe?").
+ */
+export const standsAlone = (sentences: ReadonlyArray<Sentence>, i: number): boolean => {
+  const s = sentences[i]!
+  if (FRAMING.test(s.text) || INTRODUCTION.test(s.text)) return false
+  const previous = sentences[i - 1]
+  return previous === undefined || previous.speaker === s.speaker || !isQuestionSentence(previous)
+}
+
 /** Greetings, thanks, sign-offs and show names: framing that carries no content. */
-const FRAMING = /^(?:welcome\b|good (?:morning|afternoon|evening)\b|hello\b|hi\b|hey\b|thanks\b|thank you\b|great advice\b|that is all\b|that's all\b|goodbye\b|bye\b|see you\b|it is (?:great|good|a pleasure) to be\b|it's (?:great|good|a pleasure) to be\b)/i
+const FRAMING = /^(?:(?:okay|ok|right|so),? let(?: us|'s) (?:start|begin)\b|let(?: us|'s) (?:start|begin)\b|welcome\b|good (?:morning|afternoon|evening)\b|hello\b|hi\b|hey\b|thanks\b|thank you\b|great advice\b|that is all\b|that's all\b|goodbye\b|bye\b|see you\b|it is (?:great|good|a pleasure) to be\b|it's (?:great|good|a pleasure) to be\b)/i
 /** A figure: digits or a number word (facts, amounts, dates). */
 const FIGURE = /\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|sixty|hundred|thousand|million|billion|percent|half|twice|double|triple|dozen|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b/i
 /** A decision or a finding: what was agreed, chosen or found. */
-const DECISION = /\b(?:decided|agreed|will|found|we chose|need(?:s)? to|should|must|because)\b/i
+const DECISION = /\b(?:decided?|decision|agreed?|will|found|we chose|plan(?:s|ned)? to|need(?:s)? to|should|must|because)\b/i
 const isQuestionSentence = (s: Sentence) => /\?["'”’)]*$/.test(s.text)
 
 /**
  * Summary relevance: centrality (0..1) less framing, plus what carries content: a figure
  * (+0.35), a decision or reason (+0.15), and the answer to another speaker's question (+0.25);
- * a question counts 0.15 less (its answer says more), framing keeps a fifth of its centrality.
+ * a question counts 0.3 less (its answer says more), framing keeps a fifth of its centrality.
  */
 export const summaryRelevance = (sentences: ReadonlyArray<Sentence>, centrality: ReadonlyArray<number>): Array<number> => {
   let asker: string | null | undefined
@@ -86,9 +109,10 @@ export const summaryRelevance = (sentences: ReadonlyArray<Sentence>, centrality:
     if (previous !== undefined && previous.speaker !== s.speaker) asker = isQuestionSentence(previous) ? previous.speaker : undefined
     const answers = asker !== undefined && s.speaker !== asker && !isQuestionSentence(s)
     const framing = FRAMING.test(s.text)
-    return centrality[i]! * (framing ? 0.2 : 1) +
+    // An introduction may carry who someone is ("a geologist who studies…"): half its centrality.
+    return centrality[i]! * (framing ? 0.2 : INTRODUCTION.test(s.text) ? 0.5 : 1) +
       (framing ? 0 : (FIGURE.test(s.text) ? 0.35 : 0) + (DECISION.test(s.text) ? 0.15 : 0)) +
-      (answers ? 0.25 : 0) - (isQuestionSentence(s) ? 0.15 : 0)
+      (answers ? 0.25 : 0) - (isQuestionSentence(s) ? 0.3 : 0)
   }))
 }
 
@@ -124,6 +148,14 @@ export const extractive = Effect.fnUntraced(function*(
   )
   const relevance = minMax(centrality)
   const similarity = (i: number, j: number) => dot(vectors[i]!, vectors[j]!)
+  // Turns (runs of one speaker) when several speakers are known: two sentences of one turn count
+  // as at least SAME_TURN_SIMILARITY alike for the summary, so it covers more of the answers
+  // (an interview's facts sit one turn per question) instead of two sentences of the first one.
+  const turnOf: Array<number> = []
+  sentences.forEach((s, i) => turnOf.push(i === 0 ? 0 : turnOf[i - 1]! + (s.speaker === sentences[i - 1]!.speaker ? 0 : 1)))
+  const severalSpeakers = new Set(sentences.map((s) => s.speaker)).size > 1 && sentences.every((s) => s.speaker !== null)
+  const turnSimilarity = (i: number, j: number) =>
+    severalSpeakers && turnOf[i] === turnOf[j] ? Math.max(SAME_TURN_SIMILARITY, similarity(i, j)) : similarity(i, j)
 
   const timed = (s: Sentence): SummarySentence => ({
     text: s.text,
@@ -135,9 +167,13 @@ export const extractive = Effect.fnUntraced(function*(
 
   // A memo of up to 3 sentences is its own summary, less the ones that say nothing ("Okay.", "Um.").
   const saying = sentences.flatMap((s, i) => (s.tokens.some((t) => !STOPWORDS.has(t)) ? [i] : []))
+  // A short memo is all content: its summary is every sentence but framing and bare reactions.
+  const content = saying.filter((i) => !FRAMING.test(sentences[i]!.text) && !(REACTION_OPENING.test(sentences[i]!.text) && sentences[i]!.tokens.length <= 6) && sentences[i]!.tokens.length > 2)
   const summaryPicks = n <= 3
     ? (saying.length > 0 ? saying : sentences.map((_, i) => i))
-    : mmr(summaryRelevance(sentences, relevance), similarity, summarySize(n), 0.7).sort((a, b) => a - b)
+    : totalWords < SHORT_WORDS && content.length > 0
+    ? content
+    : mmr(summaryRelevance(sentences, relevance), turnSimilarity, summarySize(n), 0.7).sort((a, b) => a - b)
   const summarySentences = summaryPicks.map((i) => timed(sentences[i]!))
 
   // Topics
@@ -155,7 +191,7 @@ export const extractive = Effect.fnUntraced(function*(
 
   // Quotes
   const topicStems = new Set(ranked.flatMap(({ candidate }) => candidate.stems))
-  const quotable = sentences.map((s, i) => ({ s, i })).filter(({ s }) => isQuotable(s))
+  const quotable = sentences.map((s, i) => ({ s, i })).filter(({ s, i }) => isQuotable(s) && standsAlone(sentences, i))
   const inSummary = new Set(summaryPicks)
   const salience = minMax(quotable.map(({ s, i }) => {
     const mentions = s.tokens.filter((t) => topicStems.has(stem(t))).length

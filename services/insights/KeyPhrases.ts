@@ -52,7 +52,10 @@ export const extractCandidates = (
   exclude: ReadonlySet<string> = new Set(),
   maxWords = 3
 ): Array<Candidate> => {
-  const byKey = new Map<string, { stems: Array<string>; forms: Map<string, number>; occurrences: Array<PhraseOccurrence> }>()
+  const byKey = new Map<
+    string,
+    { stems: Array<string>; forms: Map<string, number>; occurrences: Array<PhraseOccurrence>; before: Array<string>; after: Array<string> }
+  >()
   for (const sentence of sentences) {
     const { tokens, tokenTimes } = sentence
     for (let i = 0; i < tokens.length; i++) {
@@ -65,21 +68,55 @@ export const extractCandidates = (
         const form = words.join(" ")
         let entry = byKey.get(key)
         if (entry === undefined) {
-          entry = { stems, forms: new Map(), occurrences: [] }
+          entry = { stems, forms: new Map(), occurrences: [], before: [], after: [] }
           byKey.set(key, entry)
         }
         entry.forms.set(form, (entry.forms.get(form) ?? 0) + 1)
+        entry.before.push(i > 0 ? tokens[i - 1]! : "")
+        entry.after.push(tokens[i + n] ?? "")
         entry.occurrences.push({ sentence: sentence.index, start: tokenTimes[i]![0], end: tokenTimes[i + n - 1]![1] })
       }
     }
   }
-  return [...byKey.entries()].filter(([, e]) => e.stems.length < 3 || e.occurrences.length > 1).map(([key, e]) => ({
+  return [...byKey.entries()].filter(([, e]) =>
+    (e.stems.length < 3 || e.occurrences.length > 1) && !e.stems.some((w) => GENERIC.has(w)) &&
+    !usedAsVerb(e.stems, e.before, e.after)
+  ).map(([key, e]) => ({
     key,
     stems: e.stems,
     phrase: [...e.forms.entries()].sort((a, b) => b[1] - a[1])[0]![0],
     occurrences: e.occurrences
   }))
 }
+
+/** Nouns too general to be a topic on their own ("people bring…"). */
+const GENERIC = new Set(["people", "person", "part", "place", "look", "kind", "lot", "end", "side", "bit"])
+/** Words after which a word is a verb ("we meet", "to fix", "it keeps", "will water"). */
+const VERB_CUES = new Set([
+  "i", "you", "we", "they", "he", "she", "it", "to", "will", "would", "can", "could", "should", "must", "may", "might",
+  "not", "did", "do", "does", "don't", "didn't", "let", "us", "also", "just", "never", "often", "always", "who"
+])
+/** Before a past form, a determiner makes it an adjective ("a shared cabin"), otherwise a verb ("the installer counted"). */
+const DETERMINERS = new Set(["a", "an", "the", "our", "their", "his", "her", "its", "my", "your", "this", "that", "these", "those", "some", "every"])
+
+/**
+ * Without a part-of-speech tagger, verbs by their neighbours (each test on at least half of the
+ * candidate's occurrences): a word after a pronoun, modal or "to" ("we meet", "it keeps"); a
+ * phrase after a subject pronoun or before an object or a figure ("volunteers fix them"); a
+ * past form (-ed) other than right after a determiner ("installer counted", "agreed"). Not topics.
+ */
+const usedAsVerb = (stems: ReadonlyArray<string>, before: ReadonlyArray<string>, after: ReadonlyArray<string>): boolean => {
+  const mostly = (words: ReadonlyArray<string>, test: (w: string) => boolean) => words.filter(test).length * 2 >= words.length
+  if (stems.length === 1 && mostly(before, (w) => VERB_CUES.has(w))) return true
+  // A phrase after a subject pronoun opens on a verb ("it keeps electronic…").
+  if (stems.length > 1 && mostly(before, (w) => SUBJECTS.has(w))) return true
+  // A phrase followed by an object or a figure ends on a verb ("volunteers fix them", "system costs 1000").
+  if (stems.length > 1 && mostly(after, (w) => OBJECTS.has(w) || /^\d/.test(w))) return true
+  // A past form (-ed) not right after a determiner is a verb ("installer counted", "agreed"), not "a shared cabin".
+  return stems.some((w, k) => w.length > 4 && w.endsWith("ed") && (k > 0 || !before.some((b) => DETERMINERS.has(b))))
+}
+const SUBJECTS = new Set(["i", "you", "we", "they", "he", "she", "it"])
+const OBJECTS = new Set(["them", "it", "us", "me", "him", "her", "you", "back", "out", "up", "down", "off", "a", "an", "the", "our", "their", "his", "its", "my", "your"])
 
 /** Words that, before a capitalised word, mark it as a person's name ("Hello Tom", "Doctor Clarke"). */
 const NAME_CUES = new Set(["hello", "hi", "hey", "thanks", "thank", "dear", "doctor", "dr", "mr", "mrs", "ms", "miss", "professor", "prof"])
