@@ -6,14 +6,17 @@
  *   model would be downloaded by the first job, which is not "ready");
  * - `workers`: no job has waited in the queue longer than `VERBATIM_JOB_STALL_SECONDS` while
  *   nothing is processing (the task engine is taking work);
- * - `disk`: at least `minFreeBytes` free where media and the embedded database live.
+ * - `disk`: at least `minFreeBytes` free where the embedded database lives and where media
+ *   lives (`VERBATIM_MEDIA_DIR`, possibly a shared mount).
  */
 import { Context, Duration, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import * as fs from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 import { whisperModels } from "../../pipeline/models/ModelRegistry.ts"
 import { AppConfig } from "../AppConfig.ts"
+import { mediaRoot } from "../storage/MediaStorage.ts"
 
 export interface ReadinessCheck {
   readonly name: "database" | "models" | "workers" | "disk"
@@ -90,14 +93,30 @@ export class Readiness extends Context.Service<Readiness, {
         )
       )
 
-      const disk = Effect.promise(async (): Promise<ReadinessCheck> => {
-        const stats = await fsp.statfs(config.dataDir).catch(() => undefined)
-        if (stats === undefined) return { name: "disk", ok: false, detail: `${config.dataDir} is not readable` }
+      /** Free space where `dir` lives, or what is wrong there. */
+      const freeIn = async (dir: string): Promise<{ readonly ok: boolean; readonly detail: string }> => {
+        const stats = await fsp.statfs(dir).catch(() => undefined)
+        if (stats === undefined) return { ok: false, detail: `${dir} is not readable` }
         const free = stats.bavail * stats.bsize
         const mb = Math.floor(free / 1024 / 1024)
         return free >= minFreeBytes
-          ? { name: "disk", ok: true, detail: `${mb} MB free` }
-          : { name: "disk", ok: false, detail: `only ${mb} MB free in ${config.dataDir} (needs ${minFreeBytes / 1024 / 1024} MB)` }
+          ? { ok: true, detail: `${mb} MB free` }
+          : { ok: false, detail: `only ${mb} MB free in ${dir} (needs ${minFreeBytes / 1024 / 1024} MB)` }
+      }
+
+      // The data dir and, when it is elsewhere (VERBATIM_MEDIA_DIR, a shared mount), the media dir.
+      const media = mediaRoot(config)
+      /** The media dir, or its nearest existing parent before the first write creates it. */
+      const existing = (dir: string): string => (fs.existsSync(dir) || path.dirname(dir) === dir ? dir : existing(path.dirname(dir)))
+      const disk = Effect.promise(async (): Promise<ReadinessCheck> => {
+        const data = await freeIn(config.dataDir)
+        if (media.startsWith(path.resolve(config.dataDir) + path.sep)) return { name: "disk", ...data }
+        const shared = await freeIn(existing(media))
+        return {
+          name: "disk",
+          ok: data.ok && shared.ok,
+          detail: data.ok && shared.ok ? `${data.detail}; media: ${shared.detail}` : [data, shared].filter((c) => !c.ok).map((c) => c.detail).join("; ")
+        }
       })
 
       const check = Effect.all([database, models, workers, disk], { concurrency: "unbounded" }).pipe(
