@@ -89,8 +89,11 @@ export const extractCandidates = (
   }))
 }
 
-/** Nouns too general to be a topic on their own ("people bring…"). */
-const GENERIC = new Set(["people", "person", "part", "place", "look", "kind", "lot", "end", "side", "bit"])
+/** Nouns too general to be a topic, or the show's own framing ("people bring…", "my guest is…"). */
+const GENERIC = new Set([
+  "people", "person", "part", "place", "look", "kind", "lot", "end", "side", "bit", "guest", "show", "episode", "programme",
+  "program", "listener", "line"
+])
 /** Words after which a word is a verb ("we meet", "to fix", "it keeps", "will water"). */
 const VERB_CUES = new Set([
   "i", "you", "we", "they", "he", "she", "it", "to", "will", "would", "can", "could", "should", "must", "may", "might",
@@ -110,13 +113,14 @@ const usedAsVerb = (stems: ReadonlyArray<string>, before: ReadonlyArray<string>,
   if (stems.length === 1 && mostly(before, (w) => VERB_CUES.has(w))) return true
   // A phrase after a subject pronoun opens on a verb ("it keeps electronic…").
   if (stems.length > 1 && mostly(before, (w) => SUBJECTS.has(w))) return true
-  // A phrase followed by an object or a figure ends on a verb ("volunteers fix them", "system costs 1000").
+  // A phrase followed by an object, an amount or a figure ends on a verb ("volunteers fix them",
+  // "cabin costs around 90", "installer comes next Tuesday").
   if (stems.length > 1 && mostly(after, (w) => OBJECTS.has(w) || /^\d/.test(w))) return true
   // A past form (-ed) not right after a determiner is a verb ("installer counted", "agreed"), not "a shared cabin".
   return stems.some((w, k) => w.length > 4 && w.endsWith("ed") && (k > 0 || !before.some((b) => DETERMINERS.has(b))))
 }
-const SUBJECTS = new Set(["i", "you", "we", "they", "he", "she", "it"])
-const OBJECTS = new Set(["them", "it", "us", "me", "him", "her", "you", "back", "out", "up", "down", "off", "a", "an", "the", "our", "their", "his", "its", "my", "your"])
+const SUBJECTS = new Set(["i", "you", "we", "they", "he", "she", "it", "who"])
+const OBJECTS = new Set(["them", "it", "us", "me", "him", "her", "you", "back", "out", "up", "down", "off", "around", "about", "almost", "nearly", "next", "every", "a", "an", "the", "our", "their", "his", "its", "my", "your"])
 
 /** Words that, before a capitalised word, mark it as a person's name ("Hello Tom", "Doctor Clarke"). */
 const NAME_CUES = new Set(["hello", "hi", "hey", "thanks", "thank", "dear", "doctor", "dr", "mr", "mrs", "ms", "miss", "professor", "prof"])
@@ -162,7 +166,7 @@ export const pruneCandidates = (candidates: ReadonlyArray<Candidate>, limit: num
 
 const SIMILARITY_WEIGHT = 0.6
 /** A longer phrase replaces a picked one it contains when it scores at least this share of it. */
-const LONGER_FORM_SHARE = 0.9
+const LONGER_FORM_SHARE = 0.85
 
 const contains = (outer: ReadonlyArray<string>, inner: ReadonlyArray<string>) => {
   for (let at = 0; at + inner.length <= outer.length; at++) {
@@ -202,7 +206,11 @@ export const rankPhrases = (
 ): Array<RankedPhrase> => {
   if (candidates.length === 0) return []
   const similarity = minMax(vectors.map((v) => dot(v, document)))
-  const frequency = minMax(candidates.map((c) => Math.log(1 + c.occurrences.length)))
+  // Relative to the most frequent, not min-max: in a short recording, said twice against once
+  // must not outweigh what the phrase means (min-max made it the whole 0.4).
+  const counts = candidates.map((c) => Math.log(1 + c.occurrences.length))
+  const most = Math.max(...counts)
+  const frequency = counts.map((c) => c / most)
   const score = candidates.map((_, i) => similarityWeight * similarity[i]! + (1 - similarityWeight) * frequency[i]!)
   const order = mmr(score, (i, j) => dot(vectors[i]!, vectors[j]!), candidates.length, 0.65)
   const picked: Array<number> = []

@@ -22,15 +22,15 @@ const layer = Layer.mergeAll(
 
 /** Measured on 2026-11-26 (after the issue 24 insights work); the line the set must hold. */
 const HELD = {
-  /** 12 of 14 questions: the right moment first within its recording. */
-  hitAt1: 12 / 14,
-  mrr: 0.92,
+  /** 18 of 21 questions (19 with the search work in progress that day): the right moment first within its recording. */
+  hitAt1: 18 / 21,
+  mrr: 0.9,
   /** All 12 unanswerable questions get no hit at the default min_relevance. */
   noHitRate: 1,
   /** 24 of 35 annotated facts (28 of 30 that whisper heard) in the summaries. */
   factCoverage: 24 / 35,
-  /** 23 of 32 topics are annotated key phrases. */
-  keyPhrasePrecision: 0.71
+  /** 24 of 32 topics are annotated key phrases (0.47 before this work). */
+  keyPhrasePrecision: 0.75
 }
 
 describe("quality set (test/quality)", () => {
@@ -64,7 +64,7 @@ describe("quality set (test/quality)", () => {
         assert.isAtLeast(t.mrr, HELD.mrr - 0.005)
         assert.isAtLeast(t.noHitRate, HELD.noHitRate)
         assert.isAtLeast(t.factCoverage, HELD.factCoverage - 1e-9)
-        assert.isAtLeast(t.keyPhrasePrecision, HELD.keyPhrasePrecision)
+        assert.isAtLeast(t.keyPhrasePrecision, HELD.keyPhrasePrecision - 1e-9)
         // No quote and no clip candidate opens on a bare answer, a reaction, or an answer to a question it leaves out.
         assert.deepStrictEqual(results.flatMap((r) => [...r.quotes.bad, ...r.candidates.bad]), [])
         for (const [k, r] of results.entries()) {
