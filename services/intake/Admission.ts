@@ -1,7 +1,8 @@
 /**
- * What every submit path shares once it knows its input: the Idempotency-Key rule, the
- * webhook rule, the credit check, the keyless sample allowance, the plan's concurrency
- * cap, the job row, and handing the job to the durable runner.
+ * The rules the submission use case (`SubmitJob`) composes: the Idempotency-Key rule, the
+ * option checks against the configured model, the webhook rule, the credit check, the keyless
+ * sample allowance, the plan's concurrency cap, the job row, and handing the job to the
+ * durable runner.
  *
  * `admit` answers `replay: true` with the earlier job when the idempotency key was used
  * before (the adapter turns that into a 200 with `X-Idempotent-Replay`); every refusal is
@@ -90,8 +91,12 @@ export class Admission extends Context.Service<Admission, {
    * samples are free previews). `durationSeconds` when the container told us.
    */
   creditCheck(caller: Caller, durationSeconds: number | undefined, base: string): Effect.Effect<void, PaymentRequired>
-  /** Also checks the job's language, prompt and task, so no submit path queues a job its model cannot run. */
-  admit(request: AdmitRequest): Effect.Effect<Admitted, RateLimited | ConcurrencyLimit | ValidationFailed>
+  /**
+   * Creates the job (or finds the replay). Called by `SubmitJob.submit` once the options passed its
+   * checks (language, prompt and task for the configured model), so no path queues a job its model
+   * cannot run.
+   */
+  admit(request: AdmitRequest): Effect.Effect<Admitted, RateLimited | ConcurrencyLimit>
 }>()("verbatim/intake/Admission") {
   static readonly layer = Layer.effect(
     Admission,
@@ -195,9 +200,6 @@ export class Admission extends Context.Service<Admission, {
 
       const admit = Effect.fn("Admission.admit")(function*(request: AdmitRequest) {
         const { caller } = request
-        yield* checkLanguage(request.job.language).pipe(Effect.tapError(() => request.release))
-        yield* checkPrompt(request.job.prompt).pipe(Effect.tapError(() => request.release))
-        yield* checkTask(request.job.task).pipe(Effect.tapError(() => request.release))
         const replayOf = (job: { readonly id: SubmitAnswer["job_id"]; readonly status: SubmitAnswer["status"] }) =>
           Effect.as(request.release, { answer: { job_id: job.id, status: job.status }, replay: true })
 
