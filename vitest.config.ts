@@ -14,6 +14,7 @@ const databaseFree = [
   "test/insights/content.test.ts",
   "test/insights/extractive.test.ts",
   "test/insights/speaker-names.test.ts",
+  "test/quality/pipeline.test.ts",
   "test/search/clip-candidates.test.ts",
   "test/search/embedder.test.ts",
   "test/search/passages.test.ts",
