@@ -4,15 +4,18 @@
  *
  * - summary: centrality of each sentence (its mean cosine to all other sentences), damped for
  *   sentences under 8 words, weighed for content (`summaryRelevance`: figures, decisions and
- *   answers up, questions a little down, greetings and thanks out), then MMR (λ = 0.7) for
- *   `summarySize(n)` sentences, in spoken order (verbatim: a question keeps its "?");
- *   a recording of 1–3 sentences is its own summary (without sentences of stop words only, such
- *   as "Okay." or "Um.", unless that is all there is).
+ *   answers up, questions down, greetings, thanks and introductions out or damped), then MMR
+ *   (λ = 0.7; with several speakers two sentences of one turn count as at least 0.6 alike, so
+ *   the summary spreads over the answers) for `summarySize(n)` sentences, in spoken order
+ *   (verbatim: a question keeps its "?"); a recording of 1–3 sentences is its own summary
+ *   (without sentences of stop words only, such as "Okay." or "Um.", unless that is all there
+ *   is), and one under `SHORT_WORDS` words is summarised by its sentences that carry content.
  * Short recordings (down to `MIN_WORDS`, 3 words) go the same way with sizes that shrink with
  * them: a few topics, a quote only when a sentence is quotable, one chapter.
  * - quotes: sentences of 6–45 words ending in "." or "!", not opening with a dangling word
  *   ("and", "so", "it", "but", "because"…, `DANGLING_OPENINGS`) or a reaction ("Never", "Exactly",
- *   "That is…"); salience = centrality plus the
+ *   "That is…"), not framing or an introduction, not the first sentence of an answer to another
+ *   speaker's question (`standsAlone`); salience = centrality plus the
  *   share of top topics they mention; MMR (λ = 0.6) for `quoteCount(n)`, preferring sentences not
  *   already in the summary; in spoken order.
  * - topics: `KeyPhrases.ts` against the length-weighted document centroid, never holding a
