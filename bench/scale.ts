@@ -38,6 +38,7 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { mediaDir, modelsDir } from "../test/support/paths.ts"
+import { freePort } from "../test/support/ports.ts"
 import { processTree, treeCpuMs } from "./ProcessTree.ts"
 
 const argv = process.argv.slice(2)
@@ -58,15 +59,6 @@ const clips = ["a01_slt_budget.wav", "a02_kal_weather.wav", "a03_espeak_library.
   .map((name) => path.join(mediaDir, name))
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = net.createServer()
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as net.AddressInfo).port
-      server.close(() => resolve(port))
-    })
-    server.on("error", reject)
-  })
 const nodeArgs = ["--experimental-strip-types", "--disable-warning=ExperimentalWarning", path.join(root, "src/main.ts")]
 const commit = spawnSync("git", ["log", "-1", "--format=%h %s"], { cwd: root, encoding: "utf8" }).stdout.trim()
 const dirty = spawnSync("git", ["status", "--porcelain", "--untracked-files=no"], { cwd: root, encoding: "utf8" }).stdout.trim() !== ""
