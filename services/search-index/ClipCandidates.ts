@@ -21,7 +21,8 @@
  *   "the reason", "which means", "turns out", "so that") and comparisons; at least two signals,
  *   scored by their density per 10 s (a long span does not win by holding more of them).
  * - quote: a self-contained statement: standalone opening and complete ending required, no
- *   question; first-person conviction ("I think", "I believe", "we need", "the key is") and
+ *   question, not opening on the show's framing ("Welcome back to…", "My guest today is…": no
+ *   insight either); first-person conviction ("I think", "I believe", "we need", "the key is") and
  *   short, complete sentences score higher.
  * - standalone opening: the first word does not lean on what came before (and, but, so,
  *   because, it, that, this, they, he, she, which, also, then, well, um…) and the opening
@@ -179,6 +180,7 @@ const questionSignal = (phrases: ReadonlyArray<Phrase>): Signal => {
 }
 
 const insightSignal = (text: string, seconds: number): Signal => {
+  if (FRAMING.test(text)) return none
   const figures = (text.match(new RegExp(NUMBER.source, "gi")) ?? []).length
   const reasons = (text.match(new RegExp(EXPLANATION.source, "gi")) ?? []).length
   if (figures + reasons < 2) return none
@@ -189,8 +191,16 @@ const insightSignal = (text: string, seconds: number): Signal => {
   return { value: clamp01(0.3 + 0.25 * density), why: `explains with facts: ${parts.join(" and ")}` }
 }
 
+/**
+ * The first sentence introduces the show or a guest ("Welcome back to…", "…my guest today is…",
+ * "We have Oscar on the line."): framing, not a statement.
+ */
+const FRAMING_SENTENCE =
+  /^["“]?good (morning|afternoon|evening)\b|\b(welcome (back )?to|my guests? (today )?(is|are)|(i am|i'm) (talking to|joined by)|(we|i) (also )?have [\p{L} ]{1,30} on the line|joining (me|us))\b/iu
+const FRAMING = { test: (text: string) => FRAMING_SENTENCE.test(text.split(/(?<=[.!?])\s+/u)[0] ?? "") }
+
 const quoteSignal = (phrases: ReadonlyArray<Phrase>, text: string, opens: boolean, ends: boolean): Signal => {
-  if (!opens || !ends || phrases.some((p) => isQuestion(p.text))) return none
+  if (!opens || !ends || phrases.some((p) => isQuestion(p.text)) || FRAMING.test(text)) return none
   const conviction = CONVICTION.test(text)
   const sentences = text.split(/(?<=[.!?])\s+/u).filter((s) => s !== "")
   const shortSentences = clamp01(1 - (words(text).length / Math.max(sentences.length, 1) - 12) / 20)

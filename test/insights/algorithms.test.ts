@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import type { Segment } from "../../src/contract/domain/Transcript.ts"
-import { isQuotable, summaryRelevance } from "../../services/insights/Extractive.ts"
+import { isQuotable, SHORT_WORDS, standsAlone, summaryRelevance, summarySize } from "../../services/insights/Extractive.ts"
 import { indexTranscript, ungroundedNames } from "../../services/insights/Grounding.ts"
 import { addressedNames, extractCandidates, rankPhrases, stem } from "../../services/insights/KeyPhrases.ts"
 import { chunkLines, transcriptLines } from "../../services/insights/LlmInsights.ts"
@@ -9,6 +9,7 @@ import { MAX_WORDS, splitSentences } from "../../services/insights/Sentences.ts"
 import { findSpeakerNames } from "../../services/insights/SpeakerNames.ts"
 import { speakerStats } from "../../services/insights/SpeakerStats.ts"
 import { textTiling } from "../../services/insights/TextTiling.ts"
+import { clipCandidates } from "../../services/search-index/ClipCandidates.ts"
 
 const seg = (start: number, end: number, text: string, speaker: string | null = null): Segment => ({ start, end, text, speaker })
 
@@ -235,5 +236,54 @@ describe("issue 24: content over framing, names and units out, no reaction quote
     ]))
     expect(isQuotable(never!)).toBe(false)
     expect(isQuotable(plain!)).toBe(true)
+  })
+})
+
+describe("issue 24 on the quality set: answers, verbs and framing", () => {
+  const turns = (lines: ReadonlyArray<readonly [string, string]>) =>
+    lines.map(([speaker, text], i) => seg(i * 5, i * 5 + 4.5, text, speaker))
+
+  it("the first sentence of an answer to another speaker's question, and an introduction, are no quotes", () => {
+    const sentences = splitSentences(turns([
+      ["A", "My guest is Nora Quinn, who started the repair cafe in our old library."],
+      ["A", "Nora, what actually happens at a repair cafe?"],
+      ["B", "People bring broken toasters, lamps and bicycles to the volunteers."],
+      ["B", "Last year the volunteers repaired about seven hundred items."]
+    ]))
+    expect(sentences.map((_, i) => standsAlone(sentences, i))).toEqual([false, true, false, true])
+  })
+
+  it("topics leave out verbs told by their neighbours and general nouns, keep noun phrases", () => {
+    const sentences = splitSentences(turns([
+      ["A", "We meet on the first Sunday, and the volunteers fix them in the repair cafe."],
+      ["A", "The installer counted space on the roof, and a shared sleeper cabin costs around ninety euros."],
+      ["A", "People bring lamps to the repair cafe, and we meet there."]
+    ]))
+    const phrases = extractCandidates(sentences).map((c) => c.phrase)
+    for (const verb of ["meet", "volunteers fix", "installer counted", "cabin costs", "people", "people bring"]) {
+      expect(phrases, verb).not.toContain(verb)
+    }
+    for (const noun of ["repair cafe", "sleeper cabin", "shared sleeper", "installer", "lamps"]) expect(phrases, noun).toContain(noun)
+  })
+
+  it("a memo under 80 words keeps every sentence that carries content, framing out; a longer talk about one in 3.5", () => {
+    expect(summarySize(14)).toBe(4)
+    expect(summarySize(3)).toBe(3)
+    expect(summarySize(600)).toBe(8)
+    expect(SHORT_WORDS).toBe(80)
+  })
+
+  it("clip candidates: no quote or insight opens on the show's introduction, a statement still is one", () => {
+    const phrases = [
+      { start: 0, end: 6, text: "Welcome back to Coastline, the show about our changing shores.", speaker: "A" },
+      { start: 6, end: 12, text: "My guest today is a geologist who studies coastal erosion.", speaker: "A" },
+      { start: 13, end: 20, text: "Sea walls cost twenty thousand dollars per meter, more than the houses behind them.", speaker: "B" },
+      { start: 20, end: 27, text: "I think dune grass is the cheapest defence we have, because the roots hold the sand.", speaker: "B" }
+    ]
+    for (const kind of ["quote", "insight"] as const) {
+      const candidates = clipCandidates(phrases, [], { kind })
+      expect(candidates.filter((c) => c.start < 6), kind).toEqual([])
+      expect(candidates.length, kind).toBeGreaterThan(0)
+    }
   })
 })

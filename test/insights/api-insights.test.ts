@@ -166,7 +166,7 @@ describe("insights with the real pipeline", () => {
   it("a correction's invalidation handled late keeps the insights of the current transcript, drops others", async () => {
     const id = JobId.make(jobs["a08"]!)
     const current = Option.getOrThrow(await server.run(InsightsStore.use((store) => store.get(id))))
-    const event = { seq: 0, job_id: id, account_id: null, type: "changed" as const, created_at: new Date() }
+    const event = { seq: 0, txid: "0", job_id: id, account_id: null, type: "changed" as const, created_at: new Date() }
     const handleChanged = Effect.flatMap(InsightsInvalidation, (consumer) => consumer.handle(event))
     await server.run(handleChanged)
     const kept = Option.getOrThrow(await server.run(InsightsStore.use((store) => store.get(id))))

@@ -89,7 +89,8 @@ export const measureRecording = Effect.fnUntraced(function*(r: Recording) {
 
   const phrases = phrasesOf(r.transcript)
   const vectors = yield* embedder.embed(phrases.map((p) => p.text))
-  const candidates = clipCandidates(phrases, vectors, { kind: "all" })
+  // Every kind a caller can ask for (`kind=hook|question|insight|quote|all`).
+  const candidates = (["all", "hook", "question", "insight", "quote"] as const).flatMap((kind) => clipCandidates(phrases, vectors, { kind }))
 
   return {
     name: r.annotation.name,
