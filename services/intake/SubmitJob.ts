@@ -4,31 +4,42 @@
  * OpenAI-compatible route and the MCP `submit_link` tool) hands it (caller, source, options)
  * and gets the admitted job back. The chain is written here once:
  *
- *   idempotency key → accept → write → sniff → option checks → webhook check → duration → credit → admit
+ *   accept → write → sniff → option checks → webhook check → duration → credit → admit (with the
+ *   idempotency key: replay or new job)
  *
- * (`storeUpload` is the accept → write → sniff part for a multipart file, which arrives before
- * the form's other fields are known; a direct upload's bytes were written by its PUT and are
- * sniffed here; a link is resolved after the credit check, so a refusal charges nothing.)
+ * The adapter checks the `Idempotency-Key` header's shape before it reads a body. `storeUpload`
+ * is the accept → write → sniff part for a multipart file, whose bytes arrive before the form's
+ * other fields are known; a direct upload's bytes were written by its PUT, so its source checks
+ * they are still there and sniffs them after the option checks; a link has no bytes yet and is
+ * resolved after the credit check, so a refused link charges nothing and a broke caller's link
+ * is never fetched.
  * Options are the contract's `SubmitOptions`; absent ones take `submitDefaults`, and the job row
  * is built by `newJob` alone. Every refusal is a contract error carrying its HTTP status; what
  * the path stored for a job that is not created is removed.
  */
-import { Clock, Context, Effect, Layer, type Stream } from "effect"
+import { Clock, Context, Effect, Layer, Option, type Stream } from "effect"
 import type {
   ConcurrencyLimit,
   FileTooLarge,
   PaymentRequired,
   RateLimited,
   TierForbidden,
-  UnsupportedMedia,
+  UnsupportedMedia
+} from "../../src/contract/api/Errors.ts"
+import {
+  KeyMismatch,
+  LinkRefusedError,
+  NotFound,
+  UploadExpired,
+  UploadIncomplete,
   ValidationFailed
 } from "../../src/contract/api/Errors.ts"
-import { LinkRefusedError, UploadExpired, UploadIncomplete } from "../../src/contract/api/Errors.ts"
 import { maxFileBytes, submitDefaults, type SubmitOptions } from "../../src/contract/api/JobsApi.ts"
-import type { Caller } from "../../src/contract/api/Security.ts"
+import type { AccountCaller, Caller } from "../../src/contract/api/Security.ts"
 import type { JobSource } from "../../src/contract/domain/Job.ts"
 import { JobId } from "../../src/contract/domain/Ids.ts"
-import type { Idempotency } from "../jobs/JobStore.ts"
+import { IdempotencyKeys } from "../jobs/IdempotencyKeys.ts"
+import { type Idempotency, JobStore } from "../jobs/JobStore.ts"
 import { LinkResolver, type ResolvedMedia } from "../links/LinkResolver.ts"
 import { MediaStorage } from "../storage/MediaStorage.ts"
 import { type TicketOptions, UploadTickets, type UploadTicketRecord } from "../uploads/UploadTickets.ts"
@@ -114,8 +125,14 @@ export const newJob = (media: SourceMedia, options: SubmitOptions, checked: Chec
   }
 }
 
+/** Key order does not matter when comparing echoed options (jsonb reorders keys). */
+const canonical = (value: unknown): string =>
+  value !== null && typeof value === "object" && !Array.isArray(value)
+    ? `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(",")}}`
+    : JSON.stringify(value)
+
 /** A direct-upload ticket's stored options: the submit options with their defaults applied and hints resolved. */
-export const ticketOptions = (options: SubmitOptions, speakers: SpeakerHints): TicketOptions => ({
+const ticketOptions = (options: SubmitOptions, speakers: SpeakerHints): TicketOptions => ({
   language: options.language ?? submitDefaults.language,
   diarize: options.diarize ?? submitDefaults.diarize,
   ...(speakers.minSpeakers === null ? {} : { min_speakers: speakers.minSpeakers }),
@@ -138,19 +155,44 @@ export class SubmitJob extends Context.Service<SubmitJob, {
     file: { readonly name: string; readonly contentType: string },
     content: Stream.Stream<Uint8Array, E>
   ): Effect.Effect<StoredUpload, E | FileTooLarge | UnsupportedMedia | ValidationFailed>
-  /** A stored multipart file (`storeUpload`); `release` removes it; replays on `operation`'s idempotency keys. */
+  /** A stored multipart file (`storeUpload`); `release` removes it when no job is created. */
   upload(jobId: JobId, file: StoredUpload, release: Effect.Effect<void>): SubmitSource<FileTooLarge>
   /** A public link: resolved after the credit check, so a refusal (400) charges nothing. */
   link(url: string): SubmitSource<LinkRefusedError>
   /**
-   * A direct-upload ticket being committed: its bytes must have arrived and still be stored
-   * (410 / 409 otherwise, the ticket taking them again), then sniff and duration. Two commits
-   * racing for one ticket create one job (the second is a replay); the ticket is marked committed.
+   * The second half of a direct upload (`commit`): the caller's own ticket (404, 409 for another
+   * object key or account), its options echoed unchanged (422), its bytes arrived and still
+   * stored (410 / 409 otherwise; lost bytes may be sent again), then the submit with the ticket's
+   * options, checked again as the model may have changed since `init`. A committed ticket
+   * answers its job as a replay; two commits racing for one ticket create one job.
    */
-  direct(
-    ticket: UploadTicketRecord,
-    filename: string
-  ): SubmitSource<FileTooLarge | UnsupportedMedia | UploadExpired | UploadIncomplete>
+  commitTicket(request: {
+    readonly caller: AccountCaller
+    readonly jobId: JobId
+    readonly objectKey: string
+    readonly options: Readonly<Record<string, unknown>>
+    readonly originalFilename: string | undefined
+    readonly base: string
+  }): Effect.Effect<
+    Admitted,
+    FileTooLarge | KeyMismatch | NotFound | SubmitError | UnsupportedMedia | UploadExpired | UploadIncomplete
+  >
+  /**
+   * The first half of a direct upload (`uploads/init`): accept the name and type, refuse a size
+   * over 5 GB, check the options and the balance as a submit does, then issue a ticket holding
+   * the options resolved (`ticketOptions`). An `Idempotency-Key` used before answers that earlier
+   * ticket (`replay: true`) while it exists.
+   */
+  openTicket(request: {
+    readonly caller: AccountCaller
+    readonly file: { readonly filename: string; readonly sizeBytes: number; readonly contentType: string }
+    readonly options: SubmitOptions
+    readonly idempotencyKey: string | undefined
+    readonly base: string
+  }): Effect.Effect<
+    { readonly ticket: UploadTicketRecord; readonly replay: boolean },
+    FileTooLarge | PaymentRequired | TierForbidden | UnsupportedMedia | ValidationFailed
+  >
   /**
    * The checks of the options alone, as every path and `uploads/init` make them: language for
    * the configured model, speaker hints, task, prompt length, then the webhook rule.
@@ -171,6 +213,8 @@ export class SubmitJob extends Context.Service<SubmitJob, {
       const storage = yield* MediaStorage
       const resolver = yield* LinkResolver
       const tickets = yield* UploadTickets
+      const keys = yield* IdempotencyKeys
+      const store = yield* JobStore
 
       const storeUpload = Effect.fn("SubmitJob.storeUpload")(
         function*<E>(
@@ -237,6 +281,11 @@ export class SubmitJob extends Context.Service<SubmitJob, {
         admitted: Effect.void
       })
 
+      /**
+       * A ticket being committed: its bytes must have arrived and still be stored (410 / 409
+       * otherwise, the ticket taking them again), then sniff and duration. Two commits racing for
+       * one ticket create one job (the second is a replay); the ticket is marked committed.
+       */
       const direct = (
         ticket: UploadTicketRecord,
         filename: string
@@ -285,6 +334,41 @@ export class SubmitJob extends Context.Service<SubmitJob, {
         admitted: tickets.committed(ticket.job_id)
       })
 
+      const openTicket = Effect.fn("SubmitJob.openTicket")(function*(request: {
+        readonly caller: AccountCaller
+        readonly file: { readonly filename: string; readonly sizeBytes: number; readonly contentType: string }
+        readonly options: SubmitOptions
+        readonly idempotencyKey: string | undefined
+        readonly base: string
+      }) {
+        const { caller, file } = request
+        const extension = yield* intake.accept(file.filename, file.contentType)
+        if (file.sizeBytes > maxFileBytes) return yield* fileTooLarge()
+        const { speakers } = yield* checkOptions(caller, request.options)
+        yield* admission.creditCheck(caller, undefined, request.base)
+        const jobId = JobId.make(crypto.randomUUID())
+        const idempotency = idempotencyFor(caller, request.idempotencyKey, "uploads_init")
+        if (idempotency !== undefined) {
+          const earlier = yield* keys.reserve(idempotency, jobId)
+          if (Option.isSome(earlier)) {
+            const ticket = yield* tickets.get(earlier.value)
+            if (Option.isSome(ticket)) return { ticket: ticket.value, replay: true }
+          }
+        }
+        const ticket = yield* tickets.create({
+          jobId,
+          accountId: caller.account.id,
+          apiKeyId: caller.keyId,
+          objectKey: mediaKeys.directUpload(jobId, extension),
+          filename: file.filename,
+          sizeBytes: file.sizeBytes,
+          contentType: file.contentType,
+          // Stored resolved (speakers_expected as both bounds); commit echoes them unchanged.
+          options: ticketOptions(request.options, speakers)
+        })
+        return { ticket, replay: false }
+      })
+
       const checkOptions = Effect.fn("SubmitJob.checkOptions")(
         function*(caller: Caller, options: SubmitOptions, at: ReadonlyArray<string> = ["body"]) {
           yield* admission.checkLanguage(options.language, [...at, "language"])
@@ -313,7 +397,43 @@ export class SubmitJob extends Context.Service<SubmitJob, {
         return admitted
       })
 
-      return SubmitJob.of({ storeUpload, upload, link, direct, checkOptions, submit })
+      const commitTicket = Effect.fn("SubmitJob.commitTicket")(function*(request: {
+        readonly caller: AccountCaller
+        readonly jobId: JobId
+        readonly objectKey: string
+        readonly options: Readonly<Record<string, unknown>>
+        readonly originalFilename: string | undefined
+        readonly base: string
+      }) {
+        const { caller, jobId } = request
+        const found = yield* tickets.get(jobId)
+        if (Option.isNone(found)) return yield* new NotFound({ error: "No upload ticket has this job id." })
+        const ticket = found.value
+        if (ticket.account_id !== caller.account.id || ticket.object_key !== request.objectKey) {
+          return yield* new KeyMismatch({ error: "This object_key does not belong to this job and caller." })
+        }
+        if (ticket.committed_at !== null) {
+          const job = yield* store.get(jobId)
+          if (Option.isSome(job)) return { answer: { job_id: job.value.id, status: job.value.status }, replay: true }
+        }
+        if (canonical(request.options) !== canonical(ticket.options)) {
+          return yield* new ValidationFailed({
+            error: "`options` must be the ticket's options, unchanged.",
+            code: "VALIDATION_FAILED",
+            detail: [{ loc: ["body", "options"], msg: "Differs from the upload ticket" }]
+          })
+        }
+        return yield* submit({
+          caller,
+          source: direct(ticket, request.originalFilename ?? ticket.filename),
+          options: ticket.options,
+          idempotencyKey: undefined,
+          base: request.base,
+          at: ["body", "options"]
+        })
+      })
+
+      return SubmitJob.of({ storeUpload, upload, link, openTicket, commitTicket, checkOptions, submit })
     })
   )
 }

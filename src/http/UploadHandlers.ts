@@ -1,14 +1,13 @@
 /**
  * Direct upload: `init` issues a ticket with a signed, short-lived `upload_url` on this
  * service; the bytes are streamed there (PUT); `commit` echoes the ticket and queues the
- * job. A commit refused with 429 can be retried with the same upload.
+ * job. A commit refused with 429 can be retried with the same upload. `init` and `commit` are the
+ * two halves of the submission use case (`SubmitJob.openTicket`, `SubmitJob.commitTicket`).
  */
 import { Clock, Effect, Option } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { AppConfig } from "../../services/AppConfig.ts"
-import { IdempotencyKeys } from "../../services/jobs/IdempotencyKeys.ts"
-import { JobStore } from "../../services/jobs/JobStore.ts"
 import { Signer } from "../../services/security/Signer.ts"
 import { MediaStorage } from "../../services/storage/MediaStorage.ts"
 import { UploadTickets, type UploadTicketRecord } from "../../services/uploads/UploadTickets.ts"
@@ -19,26 +18,17 @@ import {
   NotFound,
   UploadComplete,
   UploadExpired,
-  UploadIncomplete,
-  ValidationFailed
+  UploadIncomplete
 } from "../contract/api/Errors.ts"
-import { maxFileBytes } from "../contract/api/JobsApi.ts"
 import { CurrentAccount } from "../contract/api/Security.ts"
 import { JobId } from "../contract/domain/Ids.ts"
-import { Admission, idempotencyFor } from "../../services/intake/Admission.ts"
-import { fileTooLarge, MediaIntake, mediaKeys } from "../../services/intake/MediaIntake.ts"
-import { SubmitJob, ticketOptions } from "../../services/intake/SubmitJob.ts"
+import { Admission } from "../../services/intake/Admission.ts"
+import { SubmitJob } from "../../services/intake/SubmitJob.ts"
 import { admittedResponse } from "./Admitted.ts"
 import { requestBody } from "./BodyStream.ts"
 
 /** Seconds an `upload_url` stays valid. */
 export const uploadUrlLifetimeSeconds = 3600
-
-/** Key order does not matter when comparing echoed options (jsonb reorders keys). */
-const canonical = (value: unknown): string =>
-  value !== null && typeof value === "object" && !Array.isArray(value)
-    ? `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(",")}}`
-    : JSON.stringify(value)
 
 const signedPayload = (jobId: string, objectKey: string, expires: number) => `upload:${jobId}:${objectKey}:${expires}`
 
@@ -50,11 +40,7 @@ export const UploadHandlers = HttpApiBuilder.group(
   "uploads",
   Effect.fn(function*(handlers) {
     const admission = yield* Admission
-    const intake = yield* MediaIntake
     const submitJob = yield* SubmitJob
-    const tickets = yield* UploadTickets
-    const store = yield* JobStore
-    const keys = yield* IdempotencyKeys
     const signer = yield* Signer
     const config = yield* AppConfig
 
@@ -73,75 +59,30 @@ export const UploadHandlers = HttpApiBuilder.group(
     }
 
     return handlers
-      .handle("init", ({ payload, headers, request }) =>
+      .handle("init", ({ payload: { filename, size_bytes, content_type, ...options }, headers, request }) =>
         Effect.gen(function*() {
-          const caller = yield* CurrentAccount
-          const key = yield* admission.checkIdempotencyKey(headers["idempotency-key"])
-          const baseUrl = publicBaseUrl(config, request)
+          const idempotencyKey = yield* admission.checkIdempotencyKey(headers["idempotency-key"])
+          const base = publicBaseUrl(config, request)
           const now = yield* Clock.currentTimeMillis
-          const contentType = payload.content_type ?? "application/octet-stream"
-          const extension = yield* intake.accept(payload.filename, contentType)
-          if (payload.size_bytes > maxFileBytes) return yield* fileTooLarge()
-          const { filename, size_bytes, content_type: _contentType, ...submitOptions } = payload
-          const { speakers } = yield* submitJob.checkOptions(caller, submitOptions)
-          yield* admission.creditCheck(caller, undefined, baseUrl)
-          const jobId = JobId.make(crypto.randomUUID())
-          const idempotency = idempotencyFor(caller, key, "uploads_init")
-          if (idempotency !== undefined) {
-            const earlier = yield* keys.reserve(idempotency, jobId)
-            if (Option.isSome(earlier)) {
-              const ticket = yield* tickets.get(earlier.value)
-              if (Option.isSome(ticket)) {
-                return HttpServerResponse.jsonUnsafe(ticketAnswer(ticket.value, baseUrl, now), {
-                  headers: { "x-idempotent-replay": "true" }
-                })
-              }
-            }
-          }
-          const ticket = yield* tickets.create({
-            jobId,
-            accountId: caller.account.id,
-            apiKeyId: caller.keyId,
-            objectKey: mediaKeys.directUpload(jobId, extension),
-            filename,
-            sizeBytes: size_bytes,
-            contentType,
-            // Stored resolved (speakers_expected as both bounds); commit echoes them unchanged.
-            options: ticketOptions(submitOptions, speakers)
+          const { ticket, replay } = yield* submitJob.openTicket({
+            caller: yield* CurrentAccount,
+            file: { filename, sizeBytes: size_bytes, contentType: content_type ?? "application/octet-stream" },
+            options,
+            idempotencyKey,
+            base
           })
-          return ticketAnswer(ticket, baseUrl, now)
+          const answer = ticketAnswer(ticket, base, now)
+          return replay ? HttpServerResponse.jsonUnsafe(answer, { headers: { "x-idempotent-replay": "true" } }) : answer
         }))
       .handle("commit", ({ params, payload, request }) =>
         Effect.gen(function*() {
-          const caller = yield* CurrentAccount
-          const jobId = JobId.make(params.job_id)
-          const found = yield* tickets.get(jobId)
-          if (Option.isNone(found)) return yield* new NotFound({ error: "No upload ticket has this job id." })
-          const ticket = found.value
-          if (ticket.account_id !== caller.account.id || ticket.object_key !== payload.object_key) {
-            return yield* new KeyMismatch({ error: "This object_key does not belong to this job and caller." })
-          }
-          if (ticket.committed_at !== null) {
-            const job = yield* store.get(jobId)
-            if (Option.isSome(job)) {
-              return admittedResponse({ answer: { job_id: job.value.id, status: job.value.status }, replay: true })
-            }
-          }
-          if (canonical(payload.options) !== canonical(ticket.options)) {
-            return yield* new ValidationFailed({
-              error: "`options` must be the ticket's options, unchanged.",
-              code: "VALIDATION_FAILED",
-              detail: [{ loc: ["body", "options"], msg: "Differs from the upload ticket" }]
-            })
-          }
-          const admitted = yield* submitJob.submit({
-            caller,
-            source: submitJob.direct(ticket, payload.original_filename ?? ticket.filename),
-            // The ticket's options passed at init; they are checked again (the model may have changed since).
-            options: ticket.options,
-            idempotencyKey: undefined,
-            base: publicBaseUrl(config, request),
-            at: ["body", "options"]
+          const admitted = yield* submitJob.commitTicket({
+            caller: yield* CurrentAccount,
+            jobId: JobId.make(params.job_id),
+            objectKey: payload.object_key,
+            options: payload.options,
+            originalFilename: payload.original_filename,
+            base: publicBaseUrl(config, request)
           })
           return admittedResponse(admitted)
         }))
