@@ -14,14 +14,14 @@
  *   `VERBATIM_RUNNER_PORT`), shards are locked with Postgres advisory locks and the runner
  *   table in the same database.
  *
- * Shard lock expiration (socket mode, default 12 s) is how long a runner that vanished
- * without saying goodbye (kill -9, lost network) keeps its shards: its runner row drops out
- * of the live set after that, the survivors re-balance on their next refresh (3 s) and pick
- * its stored messages up. Shorter means faster take-over, but a runner whose database round
- * trips stall for longer than that (GC pause, overloaded Postgres, network blip) loses its
- * shards and its running jobs are interrupted and started again elsewhere; every runner
- * refreshes its locks every expiration / 3, so it also sets the idle lock traffic. A clean
- * shutdown hands shards over at once regardless.
+ * Who runs a task is not decided by the shards: every runner claims due tasks from the task
+ * table while it has a free slot (services/work/TaskRunner.ts), and the `Task` entity's
+ * message only wakes the shard's owner to claim at once. A runner that vanished without
+ * saying goodbye (kill -9, lost network) keeps its running tasks until their lease expires
+ * (10 s without a beat; measured take-over ~10-20 s with the 1 s poll); a clean shutdown
+ * gives them back at once. Shard lock expiration (socket mode, default 12 s) now only decides
+ * how long the vanished runner's wake-up messages wait for another owner; every runner
+ * refreshes its locks every expiration / 3, so it also sets the idle lock traffic.
  *
  * Gotcha: `SingleRunner.layer` and `NodeClusterSocket.layer` always load `ShardingConfig`
  * from the process environment (unprefixed names such as `HOST`, `PORT`, `SHARDS_PER_GROUP`)
@@ -95,8 +95,8 @@ export const ClusterRuntimeLayer = (options: RunnerOptions) =>
     : NodeClusterSocket.layer({ storage: "sql", shardingConfig: shardingConfig(options) })
 
 /**
- * The task engine on this process: the `Task` entity with a pool per registered kind, the
- * stall/time-limit supervisor, `Tasks` for enqueueing, and (unless switched off) the
+ * The task engine on this process: the runner claiming due tasks of the registered kinds
+ * (each within its concurrency), the `Task` entity that wakes it, the stall/time-limit supervisor, `Tasks` for enqueueing, and (unless switched off) the
  * start-up send of unfinished tasks. `handlers` registers the kinds; it may itself need
  * `Tasks` (to enqueue follow-ups). Needs `TaskStore` and the migrated SqlClient (the
  * cluster creates its own `cluster_*` tables on first start).
@@ -107,6 +107,10 @@ export const WorkClusterLayer = <E, R>(options: ClusterOptions, handlers: Layer.
     TaskEntityLayer,
     TaskSupervisor.layer,
     options.reconcile === false ? Layer.empty : TaskReconciler
-  ).pipe(Layer.provideMerge(TaskRunner.layer(options.engine)), Layer.provideMerge(handlers))
+  ).pipe(
+    // Embedded storage has one process: a task still `running` at start was left by a dead one.
+    Layer.provideMerge(TaskRunner.layer({ ...options.engine, orphanRunningAtStart: options.mode === "single" })),
+    Layer.provideMerge(handlers)
+  )
   return engine.pipe(Layer.provideMerge(tasks))
 }

@@ -9,14 +9,14 @@
  * (`taskKinds` in layers/App.ts); the kind names are not a closed list.
  *
  * Contract for handlers (delivery is at least once):
- * - `run` may be called again for the same task after a crash, a shard move or a failed
- *   attempt, so its effects must be idempotent or guarded (the job row's run token does
+ * - `run` may be called again for the same task after a crash, a shutdown or a failed
+ *   attempt, on this process or another, so its effects must be idempotent or guarded (the job row's run token does
  *   this for transcription: a job ends `done` or `failed` exactly once).
  * - A typed failure (`TaskFailed`) or a defect counts as a failed attempt: the task waits
  *   `backoff · 2^(attempt − 1)` (kept in the row as `not_before`, so it survives a restart)
  *   and is tried again until the kind's attempt cap, then `giveUp(task, "exhausted")`.
- *   An attempt whose process dies (out of memory, a native crash) counts too: it is
- *   replayed from the stored cluster message on the next start and counted there.
+ *   An attempt whose process dies (out of memory, a native crash) counts too: its lease
+ *   expires and the next claim (by any runner) counts another attempt.
  * - `giveUp` must be idempotent as well: a crash right after it runs it again.
  * - The engine holds the task's lease while `run` runs: it beats the heartbeat itself (one
  *   batched UPDATE per process per beat, whatever the number of running tasks), and

@@ -1,51 +1,59 @@
 /**
- * Drives one task to its end inside this process: the engine's side of every attempt.
- * Called by the `Task` entity for each delivered message (so at least once per message,
- * and again after a crash); everything it decides is read from and written to the task row.
+ * Runs the tasks of the registered kinds in this process: the engine's side of every attempt.
  *
- * For one delivery:
- * 1. A task that ended, or of a kind this process does not run, is left alone.
- * 2. A task that has used its attempts (the previous ones crashed the process, say) is
+ * Work is claimed, not assigned: whenever this process has a free slot of a kind (its
+ * `concurrency`), it claims the oldest due task of such kinds from the task table
+ * (`TaskStore.claim`, `FOR UPDATE SKIP LOCKED`) — a pending task past its `not_before`, or a
+ * running one whose lease went silent (its process died). So a process with idle capacity
+ * takes queued work whoever enqueued it, and no process idles while another has a queue
+ * (with cluster sharding alone, a task ran on the runner owning the hash of its id). The
+ * cluster `Task` entity is only the wake-up: its message makes the runner that receives it
+ * claim at once; every runner also claims every `pollEvery` (default 1 s) while it has a free slot.
+ *
+ * One attempt:
+ * 1. A claimed task past its attempt cap (earlier attempts crashed their process, say) is
  *    given up as `exhausted` instead of being run again.
- * 3. A task not due yet — its `not_before` (set when an attempt failed) or, for an attempt
- *    cut short by a crash, `attempt_at + backoff · 2^(attempts − 1)` — is not waited for
- *    here: the delivery asks for a wake-up at the due time (`wake`: a cluster message stored
- *    with that delivery time, so it survives a restart and may be served by any runner) and
- *    returns, so no entity sleeps through a backoff.
- * 4. The attempt runs in the kind's pool (its own concurrency), with a fresh run token, its
- *    payload decoded with the kind's Schema, the engine holding its lease (see `beat`
- *    below) and the kind's total time limit. Success ends the task `done`; a failure or
- *    defect leaves it `pending` with `not_before` and the loop goes back to 2; running out
- *    of time gives it up as `timeout`; losing the lease ends the attempt without writing;
- *    an interruption (shutdown, shard moved) gives the attempt back (it does not count)
- *    and leaves the message to be replayed. A stored payload that no longer decodes, or a
- *    job-owned kind stored without a job, can never run: the task is given up at once.
+ * 2. Its payload is decoded with the kind's Schema; a stored payload that does not decode, or
+ *    a job-owned kind stored without a job, can never run: the task is given up at once.
+ * 3. The handler runs with the engine holding its lease (see below) and the kind's total time
+ *    limit. Success ends the task `done`; a failure or defect leaves it `pending` with
+ *    `not_before = now + backoff · 2^(attempt − 1)` (any runner claims it once due: the wait
+ *    survives a restart and no one sleeps through it); running out of time gives it up as
+ *    `timeout`; losing the lease ends the attempt without writing; an interruption (shutdown,
+ *    SIGTERM) gives the attempt back at once (pending, not counted), for any runner to claim.
  * Giving up calls the handler's `giveUp` first and then marks the task failed, so a crash
  * in between repeats `giveUp` (which handlers keep idempotent) instead of losing it.
  *
  * Leases: every running attempt's run token is beaten by one loop per process, one UPDATE
  * for all of them every `heartbeatEvery` (default: a third of the shortest `stallAfter`,
- * at most 5 s). A token the UPDATE no longer finds (given up as stalled or timed out by a
- * supervisor, or started over) interrupts its attempt.
+ * at most 2 s). A token the UPDATE no longer finds (given up by a supervisor, or claimed by
+ * another runner after the lease expired) interrupts its attempt. A lease silent for
+ * `leaseExpiry` (default 3 beats, at least 10 s) is claimable by any runner: a crashed
+ * runner's tasks restart on a survivor, counted as an attempt.
  */
-import { Cause, Clock, Context, Deferred, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
+import { Cause, Clock, Context, Deferred, Duration, Effect, Layer, Option, Queue, Schedule, Schema } from "effect"
 import { TaskHandlers } from "./TaskHandlers.ts"
 import { type GiveUpReason, NoPayload, TaskFailed, type TaskHandler, type TaskRun } from "./TaskKind.ts"
 import { type TaskRecord, TaskStore } from "./TaskStore.ts"
-import { makeWorkerPool, type WorkerPoolShape } from "./WorkerPool.ts"
 
 export interface TaskEngineOptions {
   /** Attempts per task unless its kind says otherwise. Default 3. */
   readonly maxAttempts?: number | undefined
   /** Wait before the second attempt unless its kind says otherwise; doubles with each further one. Default 2 seconds. */
   readonly backoff?: Duration.Input | undefined
-  /** How often the leases of running attempts are beaten. Default: a third of the shortest `stallAfter`, at most 5 s. */
+  /** How often the leases of running attempts are beaten. Default: a third of the shortest `stallAfter`, at most 2 s. */
   readonly heartbeatEvery?: Duration.Input | undefined
+  /** How long a silent lease keeps its task from other runners. Default: 3 beats, at least 10 s. */
+  readonly leaseExpiry?: Duration.Input | undefined
+  /** How often a runner with a free slot looks for due tasks without being woken. Default 1 s. */
+  readonly pollEvery?: Duration.Input | undefined
+  /** Running tasks are orphans at start (embedded storage: one process, so their runner is gone). */
+  readonly orphanRunningAtStart?: boolean | undefined
 }
 
 export const defaultMaxAttempts = 3
 export const defaultBackoff: Duration.Input = "2 seconds"
-const longestBeatMs = 5_000
+const longestBeatMs = 2_000
 
 const giveUpSentence: Record<GiveUpReason, string> = {
   exhausted: "attempt cap reached",
@@ -53,12 +61,9 @@ const giveUpSentence: Record<GiveUpReason, string> = {
   timeout: "ran past the time limit"
 }
 
-/** Asks for another delivery of the task's message: at `at`, or at once when null. */
-export type Wake = (at: Date | null) => Effect.Effect<void>
-
 export class TaskRunner extends Context.Service<TaskRunner, {
-  /** Makes progress on the task until it ends or must wait (then `wake` is asked for the due time). */
-  drive(taskId: string, wake: Wake): Effect.Effect<void>
+  /** A task may be due: claim now if a slot is free (the `Task` entity's message). */
+  readonly wake: Effect.Effect<void>
   /** Gives the task up for `reason` (the handler's `giveUp`, then the row); false if it had ended. */
   giveUp(task: TaskRecord, reason: GiveUpReason): Effect.Effect<boolean>
 }>()("verbatim/work/TaskRunner") {
@@ -69,8 +74,6 @@ export class TaskRunner extends Context.Service<TaskRunner, {
         const store = yield* TaskStore
         const { handlers, has } = yield* TaskHandlers
         const scope = yield* Effect.scope
-        const pools = new Map<string, WorkerPoolShape>()
-        for (const handler of handlers.values()) pools.set(handler.kind, yield* makeWorkerPool(handler.concurrency))
         const capOf = (handler: TaskHandler) => handler.maxAttempts ?? options.maxAttempts ?? defaultMaxAttempts
         const backoffOf = (handler: TaskHandler) => Duration.toMillis(handler.backoff ?? options.backoff ?? defaultBackoff)
         const decoders = new Map([...handlers.values()].map((handler) => [
@@ -81,7 +84,12 @@ export class TaskRunner extends Context.Service<TaskRunner, {
         /** Leases held by attempts running in this process: run token → signalled once lost. */
         const leases = new Map<string, Deferred.Deferred<void>>()
         const shortestStall = Math.min(...[...handlers.values()].map((handler) => Duration.toMillis(handler.stallAfter)))
-        const beatEvery = options.heartbeatEvery ?? Duration.millis(Math.max(10, Math.min(longestBeatMs, shortestStall / 3)))
+        const beatMs = options.heartbeatEvery === undefined
+          ? Math.max(10, Math.min(longestBeatMs, shortestStall / 3))
+          : Duration.toMillis(options.heartbeatEvery)
+        const leaseExpiryMs = options.leaseExpiry === undefined
+          ? Math.max(10_000, 3 * beatMs)
+          : Duration.toMillis(options.leaseExpiry)
         yield* Effect.gen(function*() {
           if (leases.size === 0) return
           const tokens = [...leases.keys()]
@@ -91,17 +99,22 @@ export class TaskRunner extends Context.Service<TaskRunner, {
             if (!held.has(token) && lost !== undefined) yield* Deferred.succeed(lost, undefined)
           }
         }).pipe(
-          // A failed beat is logged and tried again next time: the stall limit is far longer.
+          // A failed beat is logged and tried again next time: the lease outlives several beats.
           Effect.catchCause((cause) => Effect.logWarning("task lease beat failed", cause)),
-          Effect.repeat(Schedule.spaced(beatEvery)),
+          Effect.repeat(Schedule.spaced(Duration.millis(beatMs))),
           Effect.forkIn(scope)
         )
+
+        const markFailed = Effect.fnUntraced(function*(task: TaskRecord, sentence: string) {
+          const marked = yield* store.markFailed(task.id, sentence)
+          if (marked) yield* Effect.logWarning(`task ${task.kind} ${task.id} given up: ${sentence}`)
+          return marked
+        })
 
         const giveUp = Effect.fn("TaskRunner.giveUp")(function*(task: TaskRecord, reason: GiveUpReason) {
           const handler = handlers.get(task.kind)
           if (handler !== undefined) {
-            const decode = decoders.get(task.kind)!
-            const payload = yield* decode(task.payload).pipe(Effect.option)
+            const payload = yield* decoders.get(task.kind)!(task.payload).pipe(Effect.option)
             yield* handler.giveUp({
               taskId: task.id,
               jobId: task.job_id,
@@ -113,12 +126,6 @@ export class TaskRunner extends Context.Service<TaskRunner, {
           return yield* markFailed(task, giveUpSentence[reason])
         })
 
-        const markFailed = Effect.fnUntraced(function*(task: TaskRecord, sentence: string) {
-          const marked = yield* store.markFailed(task.id, sentence)
-          if (marked) yield* Effect.logWarning(`task ${task.kind} ${task.id} given up: ${sentence}`)
-          return marked
-        })
-
         /** A task that can never run (its row does not fit its kind): given up at once. */
         const unrunnable = Effect.fnUntraced(function*(task: TaskRecord, handler: TaskHandler, sentence: string) {
           yield* Effect.logError(`task ${task.kind} ${task.id} cannot run: ${sentence}`)
@@ -128,11 +135,10 @@ export class TaskRunner extends Context.Service<TaskRunner, {
           yield* markFailed(task, sentence)
         })
 
-        /** One attempt, its outcome recorded on the row. */
-        const attempt = Effect.fnUntraced(function*(task: TaskRecord, handler: TaskHandler) {
-          const begun = yield* store.begin(task.id)
-          if (Option.isNone(begun)) return
-          const { task: current, token } = begun.value
+        /** One claimed attempt, its outcome recorded on the row. */
+        const attempt = Effect.fnUntraced(function*(current: TaskRecord, token: string, handler: TaskHandler) {
+          // Past the cap only when earlier attempts ended without recording it (their process died).
+          if (current.attempts > capOf(handler)) return yield* giveUp(current, "exhausted")
           const payload = yield* decoders.get(current.kind)!(current.payload).pipe(Effect.option)
           if (Option.isNone(payload)) return yield* unrunnable(current, handler, "its stored payload does not decode with its kind's Schema")
           if ((handler.owner ?? "job") === "job" && current.job_id === null) {
@@ -183,49 +189,50 @@ export class TaskRunner extends Context.Service<TaskRunner, {
             yield* Effect.logWarning(`task ${current.kind} ${current.id}: attempt ${current.attempts} lost its lease; nothing recorded`)
           } else {
             yield* Effect.logWarning(`task ${current.kind} ${current.id}: attempt ${current.attempts} failed`, outcome.failed)
+            if (current.attempts >= capOf(handler)) return yield* giveUp(current, "exhausted")
             const notBefore = new Date((yield* Clock.currentTimeMillis) + backoffOf(handler) * 2 ** (current.attempts - 1))
             yield* store.retryLater(current.id, token, outcome.failed.slice(0, 2000), notBefore)
           }
         })
 
-        /** When the task may be attempted next (epoch ms; 0 = now). */
-        const dueAt = (task: TaskRecord, handler: TaskHandler) => {
-          if (task.not_before !== null) return task.not_before.getTime()
-          // An attempt that ended without recording its outcome (its process died): the same backoff.
-          if (task.attempts > 0 && task.attempt_at !== null) return task.attempt_at.getTime() + backoffOf(handler) * 2 ** (task.attempts - 1)
-          return 0
-        }
+        // The claim loop: while a kind has a free slot, claim its oldest due task and run it.
+        const running = new Map([...handlers.keys()].map((kind) => [kind, 0]))
+        const wakeUps = yield* Queue.sliding<void>(1)
+        const wake = Queue.offer(wakeUps, undefined).pipe(Effect.asVoid)
+        const pollMs = Duration.toMillis(options.pollEvery ?? "1 second")
+        if (options.orphanRunningAtStart === true) yield* store.orphanRunning
 
-        const drive = Effect.fn("TaskRunner.drive")(function*(taskId: string, wake: Wake): Effect.fn.Return<void> {
+        const runClaimed = (task: TaskRecord, token: string, handler: TaskHandler) =>
+          attempt(task, token, handler).pipe(
+            Effect.catchCause((cause) =>
+              Cause.hasInterruptsOnly(cause) ? Effect.interrupt : Effect.logError("task attempt ended with a defect", cause)
+            ),
+            Effect.annotateLogs({ worker: `${task.kind}:${task.id}` }),
+            Effect.ensuring(Effect.andThen(Effect.sync(() => running.set(task.kind, running.get(task.kind)! - 1)), wake)),
+            Effect.forkIn(scope)
+          )
+
+        yield* Effect.gen(function*() {
           while (true) {
-            const found = yield* store.get(taskId)
-            if (Option.isNone(found)) return
-            const task = found.value
-            if (task.status === "done" || task.status === "failed") return
-            const handler = handlers.get(task.kind)
-            const pool = pools.get(task.kind)
-            if (handler === undefined || pool === undefined) {
-              // Left pending: a process that runs this kind picks it up (at its start at the latest).
-              return yield* Effect.logWarning(`no handler for task kind ${task.kind} in this process; task ${taskId} waits`)
+            const free = [...handlers.values()].filter((handler) => running.get(handler.kind)! < Math.max(1, handler.concurrency))
+            const now = yield* Clock.currentTimeMillis
+            const claimed = free.length === 0
+              ? Option.none()
+              : yield* store.claim(free.map((handler) => handler.kind), new Date(now - leaseExpiryMs)).pipe(
+                Effect.catchCause((cause) => Effect.as(Effect.logWarning("claiming a task failed", cause), Option.none()))
+              )
+            if (Option.isSome(claimed)) {
+              const { task, token } = claimed.value
+              running.set(task.kind, running.get(task.kind)! + 1)
+              yield* runClaimed(task, token, handlers.get(task.kind)!)
+              continue
             }
-            if (task.attempts >= capOf(handler)) {
-              yield* giveUp(task, "exhausted")
-              return
-            }
-            const due = dueAt(task, handler)
-            const wait = due - (yield* Clock.currentTimeMillis)
-            if (wait > 0) {
-              // Durable: a message delivered at the due time. Prompt: a timer in this process
-              // (the stored message is read at the next storage poll, up to 5 s late).
-              yield* wake(new Date(due))
-              yield* Effect.sleep(Duration.millis(wait)).pipe(Effect.andThen(wake(null)), Effect.forkIn(scope))
-              return
-            }
-            yield* pool.run(`${task.kind}:${task.id}`, attempt(task, handler))
+            // Nothing due, or no free slot: wait for a wake-up (a message, a slot freed) or the next poll.
+            yield* Queue.take(wakeUps).pipe(Effect.timeoutOption(pollMs))
           }
-        })
+        }).pipe(Effect.forkIn(scope))
 
-        return TaskRunner.of({ drive, giveUp })
+        return TaskRunner.of({ wake, giveUp })
       })
     )
 }

@@ -52,6 +52,15 @@ export class TaskStore extends Context.Service<TaskStore, {
   /** Creates the task, or names the existing one; returns its id. Joins the caller's transaction. */
   enqueue(kind: TaskKind, jobId: JobId | null, options?: EnqueueOptions): Effect.Effect<string>
   get(id: string): Effect.Effect<Option.Option<TaskRecord>>
+  /**
+   * Claims the oldest task of `kinds` that is due — pending past its `not_before`, or running
+   * with a lease silent since `leaseExpiredBefore` (its runner died) — and starts an attempt on
+   * it (attempts + 1, fresh token). `FOR UPDATE SKIP LOCKED`: runners claiming at once each get
+   * another task, and a task is held by one attempt at a time. None when nothing is due.
+   */
+  claim(kinds: ReadonlyArray<TaskKind>, leaseExpiredBefore: Date): Effect.Effect<Option.Option<{ readonly task: TaskRecord; readonly token: string }>>
+  /** Makes every running task claimable at once (embedded storage at start: their process is gone). */
+  readonly orphanRunning: Effect.Effect<number>
   /** Starts an attempt (attempts + 1, fresh token); None once the task has ended. */
   begin(id: string): Effect.Effect<Option.Option<{ readonly task: TaskRecord; readonly token: string }>>
   heartbeat(id: string, token: string): Effect.Effect<boolean>
@@ -119,6 +128,26 @@ export class TaskStore extends Context.Service<TaskStore, {
         return Option.map(task, (task) => ({ task, token }))
       })
 
+      const claim = Effect.fn("TaskStore.claim")(function*(kinds: ReadonlyArray<TaskKind>, leaseExpiredBefore: Date) {
+        if (kinds.length === 0) return Option.none()
+        const at = yield* now
+        const token = crypto.randomUUID()
+        const task = yield* first(sql`UPDATE tasks SET status = 'running', attempts = attempts + 1, run_token = ${token},
+            started_at = COALESCE(started_at, ${at}), attempt_at = ${at}, heartbeat_at = ${at}, not_before = NULL
+          WHERE id = (SELECT id FROM tasks WHERE kind IN ${sql.in(kinds)} AND (
+              (status = 'pending' AND (not_before IS NULL OR not_before <= ${at}))
+              OR (status = 'running' AND heartbeat_at < ${leaseExpiredBefore}))
+            ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+          RETURNING *`)
+        return Option.map(task, (task) => ({ task, token }))
+      })
+
+      const orphanRunning = sql`UPDATE tasks SET heartbeat_at = 'epoch' WHERE status = 'running' RETURNING id`.pipe(
+        Effect.map((rows) => rows.length),
+        Effect.orDie,
+        Effect.withSpan("TaskStore.orphanRunning")
+      )
+
       const heartbeat = Effect.fn("TaskStore.heartbeat")(function*(id: string, token: string) {
         const at = yield* now
         const updated = yield* sql`UPDATE tasks SET heartbeat_at = ${at}
@@ -185,6 +214,8 @@ export class TaskStore extends Context.Service<TaskStore, {
         enqueue,
         get,
         begin,
+        claim,
+        orphanRunning,
         heartbeat,
         beat,
         finish,

@@ -1,14 +1,14 @@
 /**
  * Stall and time-limit checks over running tasks, for tasks whose attempt cannot check
- * itself (its process hangs in native code, or died and its message was not replayed
- * yet). A running task whose heartbeat is older than its kind's `stallAfter` is given up
+ * itself (its process hangs in native code, or died and no runner has claimed it again
+ * yet: a lease expires long before the usual stall limits, so that is rare). A running task whose heartbeat is older than its kind's `stallAfter` is given up
  * as `stalled`; one started more than its kind's `timeout` ago as `timeout`. Giving up
  * clears the run token, so an attempt that wakes up later writes nothing. Idempotent: any
  * number of processes may sweep at once.
  *
  * Silence counts only from this process's start: after an outage longer than `stallAfter`
- * the tasks that were running when everything stopped are replayed (their messages are
- * delivered again and a new attempt beats at once), so an old heartbeat then says nothing
+ * the tasks that were running when everything stopped are claimed again (their leases have
+ * expired, and a new attempt beats at once), so an old heartbeat then says nothing
  * about the task. A runner that dies while this process lives is still caught in time.
  */
 import { Clock, Context, Duration, Effect, Layer } from "effect"

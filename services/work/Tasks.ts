@@ -1,15 +1,16 @@
 /**
  * Enqueueing work. `submit` takes a kind's declaration and its typed payload (encoded with
  * the kind's Schema; the job id required exactly when the kind is owned by a job); `enqueue`
- * is the untyped form for kinds without a payload. Either stores the task row (unique per kind, job and sub-key, so
- * enqueueing twice names one task) and then a `Run` message for it in the cluster's
- * message table, and returns without waiting for the run: once it returns, the task will
- * run even if this process dies right after. Sending a task's message again is harmless
- * (messages of one task run one at a time and an ended task is left alone).
+ * is the untyped form for kinds without a payload. Either stores the task row (unique per
+ * kind, job and key, so enqueueing twice names one task) — the row is what makes the task
+ * run: runners with a free slot claim due rows (TaskRunner) — and then a `Run` message for it
+ * in the cluster's message table, the wake-up that makes the shard's owner claim at once
+ * instead of at its next poll. It returns without waiting for the run: once it returns, the
+ * task will run even if this process dies right after. Sending a task's message again is
+ * harmless (it only wakes a runner).
  *
- * `TaskReconciler` sends a message for every unfinished task once at start, which covers
- * a task whose row was stored but whose message was not (a crash in between, or a row
- * written inside another transaction — see `JobEventFeed`).
+ * `TaskReconciler` sends a message for every unfinished task once at start (a prompt start
+ * for work left over; the runners' polls would find it within a second as well).
  */
 import { Context, Effect, Layer, Schedule, Schema } from "effect"
 import type { JobId } from "../../src/contract/domain/Ids.ts"

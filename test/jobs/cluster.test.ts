@@ -426,4 +426,42 @@ describe(`durable jobs on ${onPostgres ? "Postgres (socket runners)" : "embedded
       await b.stop()
     }
   })
+
+  // Needs two processes on one database: embedded PGlite has one process (a single runner).
+  it.skipIf(!onPostgres)("idle capacity takes queued work: the queue splits by load, not by task id (two runners, one slot each)", async () => {
+    const [portA, portB] = [await freePort(), await freePort()]
+    const [a, b] = await Promise.all([
+      startWorker("load-a", { poolSize: 1, runnerPort: portA }),
+      startWorker("load-b", { poolSize: 1, runnerPort: portB })
+    ])
+    try {
+      // One long job first, then ten short ones, all dispatched through A. Split by the hash
+      // of the task id, the runner of the long job would also get about half of the short
+      // ones queued behind it; split by load, the other runner takes them while it is busy.
+      const long = newJobs(1, 6_000)
+      const short = newJobs(10, 300)
+      await seed([...long, ...short])
+      await dispatch(a, long[0]!.id)
+      await waitUntil("the long job to start", 20_000, async () => {
+        const [row] = await jobRows([long[0]!.id])
+        return row?.status === "processing" ? true : undefined
+      })
+      const started = Date.now()
+      await Promise.all(short.map((job) => dispatch(a, job.id)))
+      const rows = await allDone([...long, ...short].map((job) => job.id), 60_000)
+      const elapsedMs = Date.now() - started
+      expect(rows.map((row) => row.completions)).toEqual(rows.map(() => 1))
+      expect(await workerMaxRunning("load-a")).toBeLessThanOrEqual(1)
+      expect(await workerMaxRunning("load-b")).toBeLessThanOrEqual(1)
+      const longRunner = rows.find((row) => row.id === long[0]!.id)!.finished_by
+      const byLongRunner = rows.filter((row) => row.finished_by === longRunner).length
+      console.log(
+        `split by load: the long job's runner (${longRunner}) finished ${byLongRunner} of 11 jobs; all done ${elapsedMs} ms after the short ones were queued`
+      )
+      expect(byLongRunner).toBeLessThanOrEqual(2)
+    } finally {
+      await a.stop()
+      await b.stop()
+    }
+  })
 })

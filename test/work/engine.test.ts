@@ -205,7 +205,8 @@ describe("stall detection after an outage", () => {
     // `stallAfter` while it lives is one.
     const storage = await makeTestStorage("work-engine-outage")
     const layer = TaskSupervisor.layer.pipe(
-      Layer.provideMerge(TaskRunner.layer({ backoff: `${backoffMs} millis` })),
+      // The runner claims nothing here: it looks once at start (nothing yet) and then not for an hour.
+      Layer.provideMerge(TaskRunner.layer({ backoff: `${backoffMs} millis`, pollEvery: "1 hour", leaseExpiry: "1 day" })),
       Layer.provideMerge(Layer.succeed(TaskHandlers, TaskHandlers.make([handler("render-clip", 1, { stallAfter: "1500 millis" })]))),
       Layer.provideMerge(TaskStore.layer),
       Layer.provideMerge(DatabaseLayer),

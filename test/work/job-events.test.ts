@@ -124,11 +124,16 @@ describe("cluster message cleanup", () => {
     const jobs = Array.from({ length: 4 }, () => JobId.make(randomUUID()))
     const ids = await Promise.all(jobs.map((job) => engine.run(Tasks.use((tasks) => tasks.enqueue("index", job)))))
     await eventually(async () => (jobs.every((job) => indexed.includes(job)) ? true : undefined), "the tasks to run")
-    // One task that stays running: its message stays unprocessed.
-    const blocked = JobId.make(randomUUID())
-    blockers.add(blocked)
-    await engine.run(Tasks.use((tasks) => tasks.enqueue("index", blocked)))
+    // A task's message is a wake-up, answered at once; a pending message is one scheduled for
+    // later (`deliver_at`, as effect/cluster stores a DeliverAt payload): one is written here,
+    // due in a day, so the runtime leaves it alone while the cleanup runs.
     await sleep(1_000)
+    await engine.run(SqlClient.SqlClient.use((sql) =>
+      sql`INSERT INTO cluster_messages (id, shard_id, entity_type, entity_id, kind, tag, payload, headers, processed, request_id, deliver_at)
+        SELECT top.id, shard_id, entity_type, entity_id, kind, tag, payload, headers, false, top.id, ${Date.now() + 86_400_000}
+        FROM cluster_messages, (SELECT max(id) + 1 AS id FROM cluster_messages) AS top
+        WHERE processed ORDER BY rowid DESC LIMIT 1`
+    ))
     const before = await counts()
     expect(before.processed).toBeGreaterThanOrEqual(ids.length)
     expect(before.pending).toBeGreaterThanOrEqual(1)
