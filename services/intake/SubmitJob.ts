@@ -155,8 +155,16 @@ export class SubmitJob extends Context.Service<SubmitJob, {
     file: { readonly name: string; readonly contentType: string },
     content: Stream.Stream<Uint8Array, E>
   ): Effect.Effect<StoredUpload, E | FileTooLarge | UnsupportedMedia | ValidationFailed>
-  /** A stored multipart file (`storeUpload`); `release` removes it when no job is created. */
-  upload(jobId: JobId, file: StoredUpload, release: Effect.Effect<void>): SubmitSource<FileTooLarge>
+  /**
+   * A multipart file stored by `storeUpload`; `release` removes it when no job is created. A form
+   * without a file fails with `missing` (the route's own refusal) after the option checks.
+   */
+  upload<M>(
+    jobId: JobId,
+    file: StoredUpload | undefined,
+    release: Effect.Effect<void>,
+    missing: M
+  ): SubmitSource<FileTooLarge | M>
   /** A public link: resolved after the credit check, so a refusal (400) charges nothing. */
   link(url: string): SubmitSource<LinkRefusedError>
   /**
@@ -234,9 +242,15 @@ export class SubmitJob extends Context.Service<SubmitJob, {
         }
       )
 
-      const upload = (jobId: JobId, file: StoredUpload, release: Effect.Effect<void>): SubmitSource<FileTooLarge> => ({
+      const upload = <M>(
+        jobId: JobId,
+        file: StoredUpload | undefined,
+        release: Effect.Effect<void>,
+        missing: M
+      ): SubmitSource<FileTooLarge | M> => ({
         idempotency: (caller, key) => idempotencyFor(caller, key, "transcribe"),
         prepare: Effect.fnUntraced(function*(caller, base) {
+          if (file === undefined) return yield* Effect.fail(missing)
           const duration = yield* intake.checkDuration(file.key)
           yield* admission.creditCheck(caller, duration, base)
           return {

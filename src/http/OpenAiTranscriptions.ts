@@ -164,7 +164,7 @@ const handler = Effect.gen(function*() {
         file = yield* submitJob.storeUpload(jobId, { name: part.name, contentType: part.contentType }, fileContent(part))
       })
 
-      const { form, uploaded } = yield* Effect.gen(function*() {
+      const form = yield* Effect.gen(function*() {
         yield* forEachPart(request.multipartStream, {
           onField: (name, value) => {
             ;(fields[name] ??= []).push(value)
@@ -173,14 +173,12 @@ const handler = Effect.gen(function*() {
           tooLarge: fileTooLarge,
           unreadable: () => invalid("file", "the multipart body could not be read")
         })
-        const form = yield* readForm(fields, task)
-        if (file === undefined) return yield* invalid("file", "you must provide a file parameter")
-        return { form, uploaded: file }
+        return yield* readForm(fields, task)
       }).pipe(Effect.tapError(() => release))
 
       yield* submitJob.submit({
         caller,
-        source: submitJob.upload(jobId, uploaded, release),
+        source: submitJob.upload(jobId, file, release, invalid("file", "you must provide a file parameter")),
         options: {
           source: "api",
           language: form.language,

@@ -83,7 +83,7 @@ export const SubmitHandlers = HttpApiBuilder.group(
             file = yield* submitJob.storeUpload(jobId, { name: part.name, contentType: part.contentType }, fileContent(part))
           })
 
-          const { options, uploaded } = yield* Effect.gen(function*() {
+          const options = yield* Effect.gen(function*() {
             yield* forEachPart(payload as Stream.Stream<Multipart.Part, Multipart.MultipartError>, {
               onField: (name, value) => {
                 fields[name] = value
@@ -97,22 +97,19 @@ export const SubmitHandlers = HttpApiBuilder.group(
                   detail: [{ loc: ["body"], msg: reason }]
                 })
             })
-            const options = yield* decodeOptions(fieldsToOptions(fields)).pipe(
+            return yield* decodeOptions(fieldsToOptions(fields)).pipe(
               Effect.mapError((error) => validationFailed(error.issue, "body"))
             )
-            if (file === undefined) {
-              return yield* new ValidationFailed({
-                error: "The request has no file: send it as the multipart part `file`.",
-                code: "VALIDATION_FAILED",
-                detail: [{ loc: ["body", "file"], msg: "Missing key" }]
-              })
-            }
-            return { options, uploaded: file }
           }).pipe(Effect.tapError(() => release))
 
+          const missing = new ValidationFailed({
+            error: "The request has no file: send it as the multipart part `file`.",
+            code: "VALIDATION_FAILED",
+            detail: [{ loc: ["body", "file"], msg: "Missing key" }]
+          })
           const admitted = yield* submitJob.submit({
             caller,
-            source: submitJob.upload(jobId, uploaded, release),
+            source: submitJob.upload(jobId, file, release, missing),
             options,
             idempotencyKey,
             base: publicBaseUrl(config, request)
