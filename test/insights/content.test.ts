@@ -90,5 +90,8 @@ describe("insights content (issue 24 items 2–4)", () => {
   })
 })
 
-/** Summary fact coverage measured after issue 24 (before: bees 1/5, a08 1/5, a05 1/3). */
-const MIN_COVERAGE: Record<string, number> = { bees: 0.8, a08: 0.8, a05: 0.66 }
+/**
+ * Summary fact coverage measured after issue 24 (before: bees 1/5, a08 1/5, a05 1/3; after the
+ * first pass 4/5, 4/5, 2/3; after the quality-set pass, summaries spread over the answers: all).
+ */
+const MIN_COVERAGE: Record<string, number> = { bees: 1, a08: 1, a05: 1 }
