@@ -29,6 +29,8 @@ const MOMENT_CANDIDATES = 100
  * searcher's question and is rarely what they look for: the answer that follows is.
  */
 const QUESTION_FACTOR = 0.75
+/** `score` = fused rank score × (RELEVANCE_BASE + relevance): relevance reorders, rank still counts. */
+const RELEVANCE_BASE = 0.5
 const isQuestion = (m: Moment): boolean => /[?？]["”»]?$/u.test(m.text.trim())
 
 export class InvalidSearchQuery extends Schema.TaggedError<InvalidSearchQuery>()("InvalidSearchQuery", {
@@ -107,6 +109,20 @@ const momentOf = (candidate: Candidate, segmentRank: ReadonlyMap<string, number>
     }
   }
   return best
+}
+
+/** Question moment (by key) → the moment answering it, from the windows' runs of moments. */
+const answers = (windows: ReadonlyArray<Candidate>): Map<string, Moment> => {
+  const out = new Map<string, Moment>()
+  for (const w of windows) {
+    const moments = w.passage.moments
+    for (let i = 0; i + 1 < moments.length; i++) {
+      const q = moments[i]!
+      const next = moments[i + 1]!
+      if (isQuestion(q) && (q.speaker === null || next.speaker !== q.speaker)) out.set(momentKey(w.passage.jobId, q), next)
+    }
+  }
+  return out
 }
 
 /** Best first; a moment overlapping an earlier hit of the same job joins that hit. */
@@ -224,6 +240,22 @@ export class SearchIndex extends Context.Service<SearchIndex, {
           score: Math.max(m.window, m.segment) *
             (isQuestion(m.moment) ? QUESTION_FACTOR : 1)
         }))
+        // A question in the recording that matches is evidence for its answer: the moment
+        // right after it (another speaker's, or the next one when nobody is labelled),
+        // found in a candidate window, ranks at least as the question would unpenalised.
+        // Measured on the panel: "why do night workers sleep badly" → the host's opening
+        // line (which says "night shift" and "sleep") ranked above the guest's answer.
+        const following = answers(windows)
+        for (const m of [...scored]) {
+          if (!isQuestion(m.moment)) continue
+          const answer = following.get(momentKey(m.jobId, m.moment))
+          if (answer === undefined) continue
+          const lifted = Math.max(m.window, m.segment)
+          const key = momentKey(m.jobId, answer)
+          const known = scored.find((s) => momentKey(s.jobId, s.moment) === key)
+          if (known !== undefined) known.score = Math.max(known.score, lifted)
+          else scored.push({ jobId: m.jobId, filename: m.filename, moment: answer, window: 0, segment: 0, score: lifted })
+        }
         const hits = mergeMoments(scored, limit, terms)
         // Relevance is the hit's own: its text against the question, whatever it ranked. A
         // hit whose text is a stored passage's has that passage's cosine from the backend
@@ -235,8 +267,16 @@ export class SearchIndex extends Context.Service<SearchIndex, {
         const vectors = yield* embedder.embed(unknown)
         unknown.forEach((text, i) => known.set(text, dot(vector!, vectors[i]!)))
         const minRelevance = request.minRelevance ?? 0
+        // The final order weighs the rank score by the hit's own relevance: a moment lifted
+        // as an answer, or ranked on a window it sits in, goes below a hit that itself says
+        // what was asked ("who researches sleep": the opening naming the sleep researcher,
+        // not the answer to a question about sleep).
         return hits
-          .map((h) => ({ ...h, relevance: relevanceOf(q, h.text, known.get(h.text)!) }))
+          .map((h) => {
+            const relevance = relevanceOf(q, h.text, known.get(h.text)!)
+            return { ...h, relevance, score: h.score * (RELEVANCE_BASE + relevance) }
+          })
+          .sort((a, b) => b.score - a.score)
           .filter((h) => h.relevance >= minRelevance)
       })
 
