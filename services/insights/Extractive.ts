@@ -6,7 +6,7 @@
  *   sentences under 8 words, weighed for content (`summaryRelevance`: figures, decisions and
  *   answers up, questions down, greetings, thanks and introductions out or damped), then MMR
  *   (λ = 0.7; with several speakers two sentences of one turn count as at least 0.6 alike, so
- *   the summary spreads over the answers) for `summarySize(n)` sentences, in spoken order
+ *   the summary spreads over the answers) for `summarySize(n, answered)` sentences, in spoken order
  *   (verbatim: a question keeps its "?"); a recording of 1–3 sentences is its own summary
  *   (without sentences of stop words only, such as "Okay." or "Um.", unless that is all there
  *   is), and one under `SHORT_WORDS` words is summarised by its sentences that carry content.
@@ -50,11 +50,12 @@ const TITLE_SIMILARITY_WEIGHT = 0.8
 const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x))
 /**
  * Up to 3 sentences are their own summary; longer talks get about one sentence in three and a
- * half, 2 to 8. Measured on the quality set (test/quality): one in five (3 sentences of a
- * 15-sentence interview) held under half of its facts, the answers' figures being spread over
- * as many turns as there are questions.
+ * half, 2 to 8, and at least one more than the questions another speaker answers (`answered`),
+ * up to 8: an interview's facts sit one answer per question. Measured on the quality set
+ * (test/quality): one in five (3 sentences of a 15-sentence interview) held under half of its facts.
  */
-export const summarySize = (n: number) => (n <= 3 ? n : Math.min(n, clamp(Math.round(n / 3.5), 2, 8)))
+export const summarySize = (n: number, answered = 0) =>
+  n <= 3 ? n : Math.min(n, Math.max(clamp(Math.round(n / 3.5), 2, 8), Math.min(8, answered + 1)))
 const SAME_TURN_SIMILARITY = 0.6
 /** Under this many words (a voice memo of ~30 s) every sentence that carries content is the summary. */
 export const SHORT_WORDS = 80
@@ -103,7 +104,8 @@ const isQuestionSentence = (s: Sentence) => /\?["'”’)]*$/.test(s.text)
 /**
  * Summary relevance: centrality (0..1) less framing, plus what carries content: a figure
  * (+0.35), a decision or reason (+0.15), and the answer to another speaker's question (+0.25);
- * a question counts 0.3 less (its answer says more), framing keeps a fifth of its centrality.
+ * a question keeps half its centrality less 0.1 (its answer says more, and a question is often
+ * the most central sentence: it names the subject), framing keeps a fifth of its centrality.
  */
 export const summaryRelevance = (sentences: ReadonlyArray<Sentence>, centrality: ReadonlyArray<number>): Array<number> => {
   let asker: string | null | undefined
@@ -113,9 +115,10 @@ export const summaryRelevance = (sentences: ReadonlyArray<Sentence>, centrality:
     const answers = asker !== undefined && s.speaker !== asker && !isQuestionSentence(s)
     const framing = FRAMING.test(s.text)
     // An introduction may carry who someone is ("a geologist who studies…"): half its centrality.
-    return centrality[i]! * (framing ? 0.2 : INTRODUCTION.test(s.text) ? 0.5 : 1) +
+    const question = isQuestionSentence(s)
+    return centrality[i]! * (framing ? 0.2 : INTRODUCTION.test(s.text) || question ? 0.5 : 1) +
       (framing ? 0 : (FIGURE.test(s.text) ? 0.35 : 0) + (DECISION.test(s.text) ? 0.15 : 0)) +
-      (answers ? 0.25 : 0) - (isQuestionSentence(s) ? 0.3 : 0)
+      (answers ? 0.25 : 0) - (question ? 0.1 : 0)
   }))
 }
 
@@ -172,11 +175,14 @@ export const extractive = Effect.fnUntraced(function*(
   const saying = sentences.flatMap((s, i) => (s.tokens.some((t) => !STOPWORDS.has(t)) ? [i] : []))
   // A short memo is all content: its summary is every sentence but framing and bare reactions.
   const content = saying.filter((i) => !FRAMING.test(sentences[i]!.text) && !(REACTION_OPENING.test(sentences[i]!.text) && sentences[i]!.tokens.length <= 6) && sentences[i]!.tokens.length > 2)
+  // Questions another speaker answers: each answer carries content, the summary has room for them.
+  const answered = sentences.filter((s, i) => isQuestionSentence(s) && sentences[i + 1] !== undefined && sentences[i + 1]!.speaker !== s.speaker)
+    .length
   const summaryPicks = n <= 3
     ? (saying.length > 0 ? saying : sentences.map((_, i) => i))
     : totalWords < SHORT_WORDS && content.length > 0
     ? content
-    : mmr(summaryRelevance(sentences, relevance), turnSimilarity, summarySize(n), 0.7).sort((a, b) => a - b)
+    : mmr(summaryRelevance(sentences, relevance), turnSimilarity, summarySize(n, answered), 0.7).sort((a, b) => a - b)
   const summarySentences = summaryPicks.map((i) => timed(sentences[i]!))
 
   // Topics

@@ -266,8 +266,11 @@ describe("issue 24 on the quality set: answers, verbs and framing", () => {
     for (const noun of ["repair cafe", "sleeper cabin", "shared sleeper", "installer", "lamps"]) expect(phrases, noun).toContain(noun)
   })
 
-  it("a memo under 80 words keeps every sentence that carries content, framing out; a longer talk about one in 3.5", () => {
+  it("summary sizes: a longer talk about one sentence in 3.5, at least one more than the answered questions, 8 at most", () => {
     expect(summarySize(14)).toBe(4)
+    // An interview with four answered questions: room for each answer.
+    expect(summarySize(14, 4)).toBe(5)
+    expect(summarySize(14, 20)).toBe(8)
     expect(summarySize(3)).toBe(3)
     expect(summarySize(600)).toBe(8)
     expect(SHORT_WORDS).toBe(80)
