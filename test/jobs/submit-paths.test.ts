@@ -204,6 +204,39 @@ describe("one submission use case behind every path", () => {
     expect(storedFiles().length).toBe(before)
   })
 
+  it("stores upload-ticket options only in TicketOptions' shape and reads them back decoded", async () => {
+    const { accountId } = await server.account()
+    const create = (options: Record<string, unknown>) => {
+      const jobId = JobId.make(crypto.randomUUID())
+      return server.run(Effect.gen(function*() {
+        const tickets = yield* UploadTickets
+        yield* tickets.create({
+          jobId,
+          accountId,
+          apiKeyId: null,
+          objectKey: `uploads/${jobId}/a.wav`,
+          filename: "a.wav",
+          sizeBytes: media.length,
+          contentType: "audio/wav",
+          options
+        })
+        return yield* tickets.get(jobId)
+      }))
+    }
+    const stored = await create({ language: "de", diarize: true, min_speakers: 2, word_timestamps: true, source: "api", task: "translate" })
+    expect(stored._tag === "Some" ? stored.value.options : undefined).toEqual({
+      language: "de",
+      diarize: true,
+      min_speakers: 2,
+      word_timestamps: true,
+      source: "api",
+      task: "translate"
+    })
+    // A caller that hands over options a commit could not read back is a defect, refused before the row is written.
+    await expect(create({ language: "xx", diarize: false, word_timestamps: false, source: "upload" })).rejects.toThrow()
+    await expect(create({ language: "en", diarize: "yes", word_timestamps: false, source: "upload" })).rejects.toThrow()
+  })
+
   it("refuses an empty balance with 402 NO_CREDITS on every path (OpenAI's shape on its route), and keeps nothing", async () => {
     const { key } = await server.account(undefined, { minutes: 0 })
     const before = storedFiles().length
