@@ -49,7 +49,7 @@ const arg = (name: string) => {
 }
 const bulk = arg("--bulk") === undefined ? undefined : Number(arg("--bulk"))
 const sizes = (arg("--sizes") ?? (bulk === undefined ? "1000,10000" : "")).split(",").filter((x) => x !== "").map(Number)
-const QUERIES = 100
+const QUERIES = Number(arg("--queries") ?? 100)
 const questions = [
   "when is the library open",
   "who is building wind turbines",
@@ -303,6 +303,7 @@ const program = Effect.gen(function*() {
         `${loadSeconds.toFixed(1)} s, GIN built in ${ginSeconds.toFixed(1)} s, HNSW built in ${hnswSeconds.toFixed(1)} s; ` +
         (yield* measureQueries())
     )
+    if (!pgvector) return
     // The vector list alone (the HNSW share of the first candidate list), as the backend asks it.
     const vectorOnly: Array<number> = []
     for (let i = 0; i < QUERIES; i++) {
