@@ -73,8 +73,9 @@ export interface SourceMedia {
 }
 
 /**
- * Where a submit's recording comes from, made by `SubmitJob.upload`, `.link` or `.direct`. `E` is
- * what its own checks refuse with, so each route's declared errors stay exact.
+ * Where a submit's recording comes from, made by `SubmitJob.upload` or `.link` (a commit's is made
+ * inside `commitTicket`). `E` is what its own checks refuse with, so each route's declared errors
+ * stay exact.
  */
 export interface SubmitSource<E> {
   /** What a replay is scoped to, given the caller's checked `Idempotency-Key`. */
@@ -201,15 +202,6 @@ export class SubmitJob extends Context.Service<SubmitJob, {
     { readonly ticket: UploadTicketRecord; readonly replay: boolean },
     FileTooLarge | PaymentRequired | TierForbidden | UnsupportedMedia | ValidationFailed
   >
-  /**
-   * The checks of the options alone, as every path and `uploads/init` make them: language for
-   * the configured model, speaker hints, task, prompt length, then the webhook rule.
-   */
-  checkOptions(
-    caller: Caller,
-    options: SubmitOptions,
-    at?: ReadonlyArray<string>
-  ): Effect.Effect<CheckedOptions, TierForbidden | ValidationFailed>
   /** The chain after the bytes are stored (see the module comment): the admitted job or a refusal. */
   submit<E>(request: SubmitRequest<E>): Effect.Effect<Admitted, E | SubmitError>
 }>()("verbatim/intake/SubmitJob") {
@@ -383,6 +375,10 @@ export class SubmitJob extends Context.Service<SubmitJob, {
         return { ticket, replay: false }
       })
 
+      /**
+       * The checks of the options alone, as every submit and `uploads/init` make them: language
+       * for the configured model, speaker hints, task, prompt length, then the webhook rule.
+       */
       const checkOptions = Effect.fn("SubmitJob.checkOptions")(
         function*(caller: Caller, options: SubmitOptions, at: ReadonlyArray<string> = ["body"]) {
           yield* admission.checkLanguage(options.language, [...at, "language"])
@@ -447,7 +443,7 @@ export class SubmitJob extends Context.Service<SubmitJob, {
         })
       })
 
-      return SubmitJob.of({ storeUpload, upload, link, openTicket, commitTicket, checkOptions, submit })
+      return SubmitJob.of({ storeUpload, upload, link, openTicket, commitTicket, submit })
     })
   )
 }
