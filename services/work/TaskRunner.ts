@@ -204,6 +204,8 @@ export class TaskRunner extends Context.Service<TaskRunner, {
 
         const runClaimed = (task: TaskRecord, token: string, handler: TaskHandler) =>
           attempt(task, token, handler).pipe(
+            // Interrupted anywhere (also before its handler started): the claim goes back at once.
+            Effect.onInterrupt(() => store.release(task.id, token)),
             Effect.catchCause((cause) =>
               Cause.hasInterruptsOnly(cause) ? Effect.interrupt : Effect.logError("task attempt ended with a defect", cause)
             ),
