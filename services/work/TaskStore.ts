@@ -61,9 +61,6 @@ export class TaskStore extends Context.Service<TaskStore, {
   claim(kinds: ReadonlyArray<TaskKind>, leaseExpiredBefore: Date): Effect.Effect<Option.Option<{ readonly task: TaskRecord; readonly token: string }>>
   /** Makes every running task claimable at once (embedded storage at start: their process is gone). */
   readonly orphanRunning: Effect.Effect<number>
-  /** Starts an attempt (attempts + 1, fresh token); None once the task has ended. */
-  begin(id: string): Effect.Effect<Option.Option<{ readonly task: TaskRecord; readonly token: string }>>
-  heartbeat(id: string, token: string): Effect.Effect<boolean>
   /** Beats every lease in `tokens` with one UPDATE; returns the tokens that still hold their task. */
   beat(tokens: ReadonlyArray<string>): Effect.Effect<ReadonlySet<string>>
   finish(id: string, token: string): Effect.Effect<boolean>
@@ -119,15 +116,6 @@ export class TaskStore extends Context.Service<TaskStore, {
         return yield* first(sql`SELECT * FROM tasks WHERE id = ${id}`)
       })
 
-      const begin = Effect.fn("TaskStore.begin")(function*(id: string) {
-        const at = yield* now
-        const token = crypto.randomUUID()
-        const task = yield* first(sql`UPDATE tasks SET status = 'running', attempts = attempts + 1, run_token = ${token},
-            started_at = COALESCE(started_at, ${at}), attempt_at = ${at}, heartbeat_at = ${at}, not_before = NULL
-          WHERE id = ${id} AND status IN ('pending', 'running') RETURNING *`)
-        return Option.map(task, (task) => ({ task, token }))
-      })
-
       const claim = Effect.fn("TaskStore.claim")(function*(kinds: ReadonlyArray<TaskKind>, leaseExpiredBefore: Date) {
         if (kinds.length === 0) return Option.none()
         const at = yield* now
@@ -147,13 +135,6 @@ export class TaskStore extends Context.Service<TaskStore, {
         Effect.orDie,
         Effect.withSpan("TaskStore.orphanRunning")
       )
-
-      const heartbeat = Effect.fn("TaskStore.heartbeat")(function*(id: string, token: string) {
-        const at = yield* now
-        const updated = yield* sql`UPDATE tasks SET heartbeat_at = ${at}
-          WHERE id = ${id} AND run_token = ${token} AND status = 'running' RETURNING id`.pipe(Effect.orDie)
-        return updated.length > 0
-      })
 
       const beat = Effect.fn("TaskStore.beat")(function*(tokens: ReadonlyArray<string>) {
         if (tokens.length === 0) return new Set<string>()
@@ -213,10 +194,8 @@ export class TaskStore extends Context.Service<TaskStore, {
       return TaskStore.of({
         enqueue,
         get,
-        begin,
         claim,
         orphanRunning,
-        heartbeat,
         beat,
         finish,
         retryLater,
