@@ -131,6 +131,7 @@ const program = Effect.gen(function*() {
     const firstList: Array<number> = []
     const momentList: Array<number> = []
     const hitEmbedding: Array<number> = []
+    const byQuestion = new Map<string, Array<number>>()
     for (let i = 0; i < QUERIES; i++) {
       const q = questions[i % questions.length]!
       const q0 = performance.now()
@@ -156,6 +157,7 @@ const program = Effect.gen(function*() {
       yield* embedder.embed(first.slice(0, 10).map((c) => c.passage.moments[0]!.text))
       const q5 = performance.now()
       latencies.push(q1 - q0)
+      byQuestion.set(q, [...(byQuestion.get(q) ?? []), q1 - q0])
       embedding.push(q2 - q1)
       firstList.push(q3 - q2)
       momentList.push(q4 - q3)
@@ -163,7 +165,9 @@ const program = Effect.gen(function*() {
     }
     return `search ${p(latencies)} (${QUERIES} queries); of which: query embedding ${p(embedding)}, ` +
       `first candidate list (vector + full text + fusion) ${p(firstList)}, moment list (segments inside the ` +
-      `candidate windows) ${p(momentList)}, relevance embedding of 10 hits ${p(hitEmbedding)}; ` + (yield* recallAt10())
+      `candidate windows) ${p(momentList)}, relevance embedding of 10 hits ${p(hitEmbedding)}; slowest questions (median): ` +
+      Array.from(byQuestion, ([q, ms]) => [q, percentile(ms, 50)] as const).sort((a, b) => b[1] - a[1]).slice(0, 4)
+        .map(([q, ms]) => `"${q}" ${ms.toFixed(0)} ms`).join(", ") + "; " + (yield* recallAt10())
   })
   /**
    * recall@10 of the search as it runs against the exact reference (`exact: true`: exact

@@ -273,7 +273,13 @@ export const PostgresSearchBackend = {
           sql.and([
             sql`account_id = ${query.accountId}`,
             ...(query.kind === undefined ? [] : [sql`kind = ${query.kind}`]),
-            ...(query.jobIds === undefined ? [] : query.jobIds.length === 0 ? [sql`false`] : [sql.in("job_id", query.jobIds)]),
+            // `within` names its jobs (and lies inside `jobIds`): the job list adds nothing but a
+            // second bitmap of every row of those jobs (19k rows, 20 ms at 100k).
+            ...(query.jobIds === undefined || query.within !== undefined
+              ? []
+              : query.jobIds.length === 0
+              ? [sql`false`]
+              : [sql.in("job_id", query.jobIds)]),
             ...(query.excludeJobIds === undefined || query.excludeJobIds.length === 0 ? [] : [sql`NOT ${sql.in("job_id", query.excludeJobIds)}`]),
             ...(query.language === undefined ? [] : [sql`language = ${query.language}`]),
             ...(query.within === undefined

@@ -59,7 +59,8 @@ export interface CandidateQuery {
   /**
    * Only passages lying inside one of these stretches of talk (a job's [start, end], in
    * seconds). A narrowing a backend may skip (Meilisearch does: start/end are not
-   * filterable there): the caller looks only at passages inside them anyway.
+   * filterable there): the caller looks only at passages inside them anyway. Their jobs must
+   * be among `jobIds` when both are given (Postgres then filters on these alone).
    */
   readonly within?: ReadonlyArray<{ readonly jobId: string; readonly start: number; readonly end: number }> | undefined
   readonly since?: Date | undefined
