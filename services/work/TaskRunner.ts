@@ -111,9 +111,11 @@ export class TaskRunner extends Context.Service<TaskRunner, {
           return marked
         })
 
-        const giveUp = Effect.fn("TaskRunner.giveUp")(function*(task: TaskRecord, reason: GiveUpReason) {
+        /** The handler's `giveUp` (with the payload when it still decodes), then the row, ending with `sentence`. */
+        const giveUpWith = Effect.fnUntraced(function*(task: TaskRecord, reason: GiveUpReason, sentence: string) {
           const handler = handlers.get(task.kind)
-          if (handler !== undefined) {
+          // A job-owned kind's `giveUp` is promised a job id: a row without one only ends.
+          if (handler !== undefined && ((handler.owner ?? "job") === "none" || task.job_id !== null)) {
             const payload = yield* decoders.get(task.kind)!(task.payload).pipe(Effect.option)
             yield* handler.giveUp({
               taskId: task.id,
@@ -123,16 +125,17 @@ export class TaskRunner extends Context.Service<TaskRunner, {
               ...(Option.isSome(payload) ? { payload: payload.value } : {})
             }, reason)
           }
-          return yield* markFailed(task, giveUpSentence[reason])
+          return yield* markFailed(task, sentence)
         })
 
-        /** A task that can never run (its row does not fit its kind): given up at once. */
-        const unrunnable = Effect.fnUntraced(function*(task: TaskRecord, handler: TaskHandler, sentence: string) {
+        const giveUp = Effect.fn("TaskRunner.giveUp")(function*(task: TaskRecord, reason: GiveUpReason) {
+          return yield* giveUpWith(task, reason, giveUpSentence[reason])
+        })
+
+        /** A task that can never run (its row does not fit its kind): given up at once, as if exhausted. */
+        const unrunnable = Effect.fnUntraced(function*(task: TaskRecord, sentence: string) {
           yield* Effect.logError(`task ${task.kind} ${task.id} cannot run: ${sentence}`)
-          if (task.job_id !== null) {
-            yield* handler.giveUp({ taskId: task.id, jobId: task.job_id, subKey: task.sub_key, attempts: task.attempts }, "exhausted")
-          }
-          yield* markFailed(task, sentence)
+          yield* giveUpWith(task, "exhausted", sentence)
         })
 
         /** One claimed attempt, its outcome recorded on the row. */
@@ -140,9 +143,9 @@ export class TaskRunner extends Context.Service<TaskRunner, {
           // Past the cap only when earlier attempts ended without recording it (their process died).
           if (current.attempts > capOf(handler)) return yield* giveUp(current, "exhausted")
           const payload = yield* decoders.get(current.kind)!(current.payload).pipe(Effect.option)
-          if (Option.isNone(payload)) return yield* unrunnable(current, handler, "its stored payload does not decode with its kind's Schema")
+          if (Option.isNone(payload)) return yield* unrunnable(current, "its stored payload does not decode with its kind's Schema")
           if ((handler.owner ?? "job") === "job" && current.job_id === null) {
-            return yield* unrunnable(current, handler, "a kind owned by a job was stored without one")
+            return yield* unrunnable(current, "a kind owned by a job was stored without one")
           }
           const run: TaskRun = {
             taskId: current.id,

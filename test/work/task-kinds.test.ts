@@ -143,6 +143,8 @@ describe("a task kind declared in one file", () => {
     expect(failed).toMatchObject({ status: "failed", attempts: 1 })
     expect(failed.last_error).toMatch(/payload does not decode/)
     expect(greeted.some((g) => g.taskId === id)).toBe(false)
+    // Its kind is told (without a payload), as when attempts run out.
+    expect(gaveUp).toContainEqual({ taskId: id, reason: "exhausted" })
   })
 
   it("a job-owned kind stored without a job is given up at once", async () => {
@@ -152,5 +154,7 @@ describe("a task kind declared in one file", () => {
     expect(failed).toMatchObject({ status: "failed" })
     expect(failed.last_error).toMatch(/owned by a job was stored without one/)
     expect(stamped.some((s) => s.label === "orphan")).toBe(false)
+    // Its `giveUp` is promised a job id, so it is not called.
+    expect(gaveUp.some((g) => g.taskId === id)).toBe(false)
   })
 })
