@@ -17,6 +17,7 @@ const databaseFree = [
   "test/quality/pipeline.test.ts",
   "test/search/clip-candidates.test.ts",
   "test/search/embedder.test.ts",
+  "test/search/fulltext-query.test.ts",
   "test/search/passages.test.ts",
   "test/services/formats.test.ts",
   "test/speech/caption-shaping.test.ts",

@@ -121,6 +121,13 @@ const program = Effect.gen(function*() {
 
   // — index throughput and query latency —
   const pool: Array<PassageDocument> = passages.map((p, i) => ({ ...p, embedding: vectors[i]! }))
+  const poolSeconds = Math.ceil(audioSeconds + 1)
+  const shifted = (d: PassageDocument, by: number): PassageDocument => ({
+    ...d,
+    start: d.start + by,
+    end: d.end + by,
+    moments: d.moments.map((m) => ({ ...m, start: m.start + by, end: m.end + by }))
+  })
   let accountId: string = randomUUID()
   let stored = 0
   const p = (values: ReadonlyArray<number>) => `p50 ${percentile(values, 50).toFixed(1)} ms, p99 ${percentile(values, 99).toFixed(1)} ms`
@@ -263,7 +270,9 @@ const program = Effect.gen(function*() {
     while (stored < bulk) {
       const jobId = randomUUID()
       const rows = Array.from({ length: Math.min(500, bulk - stored) }, (_, i) => {
-        const base = pool[(stored + i) % pool.length]!
+        // Each pass over the pool inside one job continues its timeline (a job is one long
+        // recording), so a window holds its own ~10 segments, not every copy's.
+        const base = shifted(pool[(stored + i) % pool.length]!, Math.floor(i / pool.length) * poolSeconds)
         return {
           account_id: accountId,
           job_id: jobId,

@@ -105,7 +105,7 @@ const wellCovered = <R extends { readonly text: string }>(q: string, rows: Reado
 const englishQuestion = (q: string): boolean => questionLanguage(q) !== "es"
 
 /** One original spelling per content word of the question (see `queryTerms`). */
-const contentWords = (q: string): ReadonlyArray<string> => {
+export const contentWords = (q: string): ReadonlyArray<string> => {
   const byTerm = new Map<string, string>()
   for (const m of q.matchAll(wordPattern)) {
     const term = foldWord(m[0])
@@ -146,7 +146,7 @@ const binomial = (n: number, k: number): number => {
  * together, as an OR of ANDs, while the combinations stay few. Undefined: no content word
  * (the question's own lexemes are used, as before).
  */
-const coverQuery = (q: string, groups: ReadonlyArray<string>): string | undefined => {
+export const coverQuery = (q: string, groups: ReadonlyArray<string>): string | undefined => {
   if (groups.length === 0) return undefined
   const n = groups.length
   if (n === 1 || !englishQuestion(q)) return groups.join(" | ")
