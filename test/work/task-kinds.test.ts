@@ -10,6 +10,7 @@
 import { Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { TaskHandlers } from "../../services/work/TaskHandlers.ts"
 import { type GiveUpReason, type GivenUpTask, type TaskHandler, TaskFailed, taskKind, type TaskRun } from "../../services/work/TaskKind.ts"
 import { Tasks } from "../../services/work/Tasks.ts"
 import { TaskStore } from "../../services/work/TaskStore.ts"
@@ -145,6 +146,10 @@ describe("a task kind declared in one file", () => {
     expect(greeted.some((g) => g.taskId === id)).toBe(false)
     // Its kind is told (without a payload), as when attempts run out.
     expect(gaveUp).toContainEqual({ taskId: id, reason: "exhausted" })
+  })
+
+  it("a kind listed twice fails at start", () => {
+    expect(() => TaskHandlers.make([greetHandler, stampHandler, greetHandler])).toThrow(/task kind test-greet registered twice/)
   })
 
   it("a job-owned kind stored without a job is given up at once", async () => {
