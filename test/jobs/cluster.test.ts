@@ -428,7 +428,7 @@ describe(`durable jobs on ${onPostgres ? "Postgres (socket runners)" : "embedded
   })
 
   // Needs two processes on one database: embedded PGlite has one process (a single runner).
-  it.skipIf(!onPostgres)("idle capacity takes queued work: the queue splits by load, not by task id (two runners, one slot each)", async () => {
+  it.skipIf(!onPostgres)("idle capacity takes queued work: the queue splits by load, not by task id (two runners, one slot each; Postgres only, PGlite is one process)", async () => {
     const [portA, portB] = [await freePort(), await freePort()]
     const [a, b] = await Promise.all([
       startWorker("load-a", { poolSize: 1, runnerPort: portA }),
