@@ -163,7 +163,7 @@ const ClipWorkLayer = Layer.mergeAll(ClipStore.layer, ClipCharges.layer, WordAli
 export const taskKinds = [TranscribeTask, RenderClipTask, DiarizeTask, InsightsTask, IndexTask] as const
 
 /**
- * Work in this process: the task engine (cluster runner, `Task` entity, a pool per kind)
+ * Work in this process: the task engine (cluster runner, `Task` entity, claim loop with slots per kind)
  * with `taskKinds`, the job dispatcher, the job event feed and its consumers (webhooks),
  * webhook deliveries and the housekeeping watchdog. Needs a `Transcriber`.
  */
