@@ -23,6 +23,7 @@ import speakerHints from "./migrations/0016_speaker_hints.ts"
 import jobPromptTask from "./migrations/0015_job_prompt_task.ts"
 import taskPayloads from "./migrations/0018_task_payloads.ts"
 import eventOrderMediaRunners from "./migrations/0019_event_order_media_runners.ts"
+import taskProgress from "./migrations/0020_task_progress.ts"
 
 const run = Migrator.make({})
 
@@ -44,7 +45,8 @@ export const migrations = Migrator.fromRecord({
   "0015_job_prompt_task": jobPromptTask,
   "0016_speaker_hints": speakerHints,
   "0018_task_payloads": taskPayloads,
-  "0019_event_order_media_runners": eventOrderMediaRunners
+  "0019_event_order_media_runners": eventOrderMediaRunners,
+  "0020_task_progress": taskProgress
 })
 
 export const MigrationsLayer = Layer.effectDiscard(run({ loader: migrations, table: "verbatim_migrations" }))

@@ -35,7 +35,9 @@ export const Transcribe = taskKind({
   payload: NoPayload,
   concurrency: 1,
   timeout: "2 hours",
-  stallAfter: "5 minutes"
+  stallAfter: "5 minutes",
+  // The pipeline runs in a worker thread: a hung ONNX run leaves this thread beating the lease.
+  watchProgress: true
 })
 
 /** The run no longer owns its job (deleted, or claimed by a newer run): stop quietly. */
@@ -87,10 +89,11 @@ export const TranscribeTask = Effect.gen(function*() {
     return path
   })
 
-  const runOnce = Effect.fnUntraced(function*(job: JobRecord, token: string) {
+  const runOnce = Effect.fnUntraced(function*(job: JobRecord, token: string, task: TaskRun<null, "job">) {
     let lastBeat = 0
     const beat = (progress: number, facts: { readonly durationSeconds?: number }) =>
       Effect.gen(function*() {
+        yield* task.progressed
         const now = yield* Clock.currentTimeMillis
         if (now - lastBeat < progressEveryMs && facts.durationSeconds === undefined) return
         lastBeat = now
@@ -125,7 +128,7 @@ export const TranscribeTask = Effect.gen(function*() {
     const claimed = yield* store.claim(task.jobId)
     if (Option.isNone(claimed)) return
     const { job, token } = claimed.value
-    const outcome = yield* runOnce(job, token).pipe(
+    const outcome = yield* runOnce(job, token, task).pipe(
       Effect.map((result) => ({ _tag: "Done" as const, result })),
       Effect.catchCause((cause): Effect.Effect<{ readonly _tag: "Lost" } | RunFailure> => {
         if (lostIn(cause)) return Effect.succeed({ _tag: "Lost" as const })

@@ -22,7 +22,8 @@
  *   batched UPDATE per process per beat, whatever the number of running tasks), and
  *   interrupts `run` once the lease is lost (the task was given up or taken over), so a
  *   handler writes no heartbeat loop. A lease silent for `stallAfter` (the process hangs in
- *   native code, or died) is given up as `stalled`; a task running longer than `timeout` in
+ *   native code, or died) is given up as `stalled` (for a kind with `watchProgress`, so is an
+ *   attempt that reports no progress for `stallAfter`); a task running longer than `timeout` in
  *   total (over all its attempts) as `timeout`.
  */
 import { type Duration, type Effect, Schema } from "effect"
@@ -54,8 +55,15 @@ export interface TaskKindSpec<P = unknown, O extends TaskOwner = TaskOwner> {
   readonly backoff?: Duration.Input | undefined
   /** Total running time allowed over all attempts. */
   readonly timeout: Duration.Input
-  /** Longest silence of a running attempt's lease before it is given up as stalled. */
+  /** Longest silence of a running attempt's lease (or its progress, with `watchProgress`) before it is given up as stalled. */
   readonly stallAfter: Duration.Input
+  /**
+   * The attempt reports progress (`TaskRun.progressed`), and it is stalled when it has not for
+   * `stallAfter`, although its process still beats the lease: for work that runs in a worker
+   * thread (an ONNX run can hang there while the main thread is free). Default false: stalled
+   * only when the lease goes silent.
+   */
+  readonly watchProgress?: boolean | undefined
 }
 
 /** Declares a kind (a typed identity; `Tasks.submit` takes it to enqueue one of its tasks). */
@@ -74,6 +82,8 @@ export interface TaskRun<P = unknown, O extends TaskOwner = TaskOwner> {
   readonly attempt: number
   /** Whether this process runs `kind`: a task hands its job on to a follow-up kind only if so. */
   readonly isRegistered: (kind: TaskKind) => boolean
+  /** Records that the attempt made progress (cheap: in memory, written with the next beat); see `watchProgress`. */
+  readonly progressed: Effect.Effect<void>
 }
 
 /** A task the engine stops trying. `payload` is absent when the stored one no longer decodes. */

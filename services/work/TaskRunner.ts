@@ -83,6 +83,9 @@ export class TaskRunner extends Context.Service<TaskRunner, {
 
         /** Leases held by attempts running in this process: run token → signalled once lost. */
         const leases = new Map<string, Deferred.Deferred<void>>()
+        /** Tokens whose `progress_at` moves with the next beat: every attempt of a kind without `watchProgress`, else those that reported progress since. */
+        const progressed = new Set<string>()
+        const watching = new Set<string>()
         const shortestStall = Math.min(...[...handlers.values()].map((handler) => Duration.toMillis(handler.stallAfter)))
         const beatMs = options.heartbeatEvery === undefined
           ? Math.max(10, Math.min(longestBeatMs, shortestStall / 3))
@@ -93,7 +96,9 @@ export class TaskRunner extends Context.Service<TaskRunner, {
         yield* Effect.gen(function*() {
           if (leases.size === 0) return
           const tokens = [...leases.keys()]
-          const held = yield* store.beat(tokens)
+          const moved = tokens.filter((token) => !watching.has(token) || progressed.has(token))
+          progressed.clear()
+          const held = yield* store.beat(tokens, moved)
           for (const token of tokens) {
             const lost = leases.get(token)
             if (!held.has(token) && lost !== undefined) yield* Deferred.succeed(lost, undefined)
@@ -154,10 +159,14 @@ export class TaskRunner extends Context.Service<TaskRunner, {
             payload: payload.value,
             subKey: current.sub_key,
             attempt: current.attempts,
-            isRegistered: has
+            isRegistered: has,
+            progressed: Effect.sync(() => {
+              if (leases.has(token)) progressed.add(token)
+            })
           }
           const lost = yield* Deferred.make<void>()
           leases.set(token, lost)
+          if (handler.watchProgress === true) watching.add(token)
           const now = yield* Clock.currentTimeMillis
           const fields = { task_id: current.id, job_id: current.job_id, kind: current.kind, attempt: current.attempts }
           yield* Effect.logInfo("task started").pipe(Effect.annotateLogs(fields))
@@ -176,7 +185,11 @@ export class TaskRunner extends Context.Service<TaskRunner, {
               })
             }),
             Effect.onInterrupt(() => store.release(current.id, token)),
-            Effect.ensuring(Effect.sync(() => leases.delete(token)))
+            Effect.ensuring(Effect.sync(() => {
+              leases.delete(token)
+              watching.delete(token)
+              progressed.delete(token)
+            }))
           )
           // One line per attempt's end (its start is logged above): job, kind, duration, outcome.
           yield* Effect.logInfo("task ended").pipe(Effect.annotateLogs({

@@ -29,6 +29,8 @@ export const TaskRecord = Schema.Struct({
   started_at: Schema.NullOr(Schema.Date),
   attempt_at: Schema.NullOr(Schema.Date),
   heartbeat_at: Schema.NullOr(Schema.Date),
+  /** When the running attempt last showed progress (see `TaskKindSpec.watchProgress`); set with every beat otherwise. */
+  progress_at: Schema.NullOr(Schema.Date),
   not_before: Schema.NullOr(Schema.Date),
   finished_at: Schema.NullOr(Schema.Date)
 })
@@ -62,7 +64,8 @@ export class TaskStore extends Context.Service<TaskStore, {
   /** Makes every running task claimable at once (embedded storage at start: their process is gone). */
   readonly orphanRunning: Effect.Effect<number>
   /** Beats every lease in `tokens` with one UPDATE; returns the tokens that still hold their task. */
-  beat(tokens: ReadonlyArray<string>): Effect.Effect<ReadonlySet<string>>
+  /** Beats the leases of `tokens` (those still held come back); `progressed` also move their `progress_at`. */
+  beat(tokens: ReadonlyArray<string>, progressed: ReadonlyArray<string>): Effect.Effect<ReadonlySet<string>>
   finish(id: string, token: string): Effect.Effect<boolean>
   /** A failed attempt: the task waits for the next one, not before `notBefore`. */
   retryLater(id: string, token: string, error: string, notBefore: Date): Effect.Effect<boolean>
@@ -121,7 +124,7 @@ export class TaskStore extends Context.Service<TaskStore, {
         const at = yield* now
         const token = crypto.randomUUID()
         const task = yield* first(sql`UPDATE tasks SET status = 'running', attempts = attempts + 1, run_token = ${token},
-            started_at = COALESCE(started_at, ${at}), attempt_at = ${at}, heartbeat_at = ${at}, not_before = NULL
+            started_at = COALESCE(started_at, ${at}), attempt_at = ${at}, heartbeat_at = ${at}, progress_at = ${at}, not_before = NULL
           WHERE id = (SELECT id FROM tasks WHERE kind IN ${sql.in(kinds)} AND (
               (status = 'pending' AND (not_before IS NULL OR not_before <= ${at}))
               OR (status = 'running' AND heartbeat_at < ${leaseExpiredBefore}))
@@ -136,10 +139,13 @@ export class TaskStore extends Context.Service<TaskStore, {
         Effect.withSpan("TaskStore.orphanRunning")
       )
 
-      const beat = Effect.fn("TaskStore.beat")(function*(tokens: ReadonlyArray<string>) {
+      const beat = Effect.fn("TaskStore.beat")(function*(tokens: ReadonlyArray<string>, progressed: ReadonlyArray<string>) {
         if (tokens.length === 0) return new Set<string>()
         const at = yield* now
-        const held = yield* sql<{ token: string }>`UPDATE tasks SET heartbeat_at = ${at}
+        const progress = progressed.length === 0
+          ? sql`progress_at`
+          : sql`CASE WHEN run_token IN ${sql.in(progressed)} THEN ${at}::timestamptz ELSE progress_at END`
+        const held = yield* sql<{ token: string }>`UPDATE tasks SET heartbeat_at = ${at}, progress_at = ${progress}
           WHERE run_token IN ${sql.in(tokens)} AND status = 'running' RETURNING run_token::text AS token`.pipe(Effect.orDie)
         return new Set(held.map((row) => row.token))
       })
@@ -178,7 +184,7 @@ export class TaskStore extends Context.Service<TaskStore, {
         bounds: { readonly silentSince: Date; readonly startedBefore: Date }
       ) {
         return yield* rows(sql`SELECT * FROM tasks WHERE kind = ${kind} AND status = 'running'
-          AND (heartbeat_at < ${bounds.silentSince} OR started_at < ${bounds.startedBefore})`)
+          AND (COALESCE(progress_at, heartbeat_at) < ${bounds.silentSince} OR started_at < ${bounds.startedBefore})`)
       })
 
       // A task without a job goes a day after it ended (its row is the only record of how it ended).

@@ -38,7 +38,8 @@ export class TaskSupervisor extends Context.Service<TaskSupervisor, {
           const startedBefore = new Date(now - Duration.toMillis(handler.timeout))
           const stuck = yield* store.stuck(handler.kind, { silentSince, startedBefore })
           for (const task of stuck) {
-            const stalled = task.heartbeat_at !== null && task.heartbeat_at < silentSince
+            const silent = task.progress_at ?? task.heartbeat_at
+            const stalled = silent !== null && silent < silentSince
             // One task that cannot be given up must not hide the others.
             const ended = yield* runner.giveUp(task, stalled ? "stalled" : "timeout").pipe(
               Effect.catchCause((cause) => Effect.as(Effect.logWarning(`task ${task.id} could not be given up`, cause), false))

@@ -14,6 +14,7 @@ import { TaskHandlers } from "../../services/work/TaskHandlers.ts"
 import { type GiveUpReason, type GivenUpTask, type TaskHandler, TaskFailed, taskKind, type TaskRun } from "../../services/work/TaskKind.ts"
 import { Tasks } from "../../services/work/Tasks.ts"
 import { TaskStore } from "../../services/work/TaskStore.ts"
+import { TaskSupervisor } from "../../services/work/TaskSupervisor.ts"
 import { JobId } from "../../src/contract/domain/Ids.ts"
 import { eventually, sleep } from "../support/jobsClient.ts"
 import { type Engine, startEngine } from "./support/engine.ts"
@@ -40,6 +41,19 @@ const Stamp = taskKind({
   stallAfter: "3 seconds"
 })
 
+/** A kind that watches progress: runs `ms`, reporting progress every `everyMs` (0: never). */
+const Watched = taskKind({
+  kind: "test-watched",
+  owner: "none",
+  payload: Schema.Struct({ ms: Schema.Int, everyMs: Schema.Int }),
+  concurrency: 2,
+  maxAttempts: 1,
+  timeout: "1 minute",
+  stallAfter: "1500 millis",
+  watchProgress: true
+})
+type WatchedPayload = typeof Watched.payload.Type
+
 const greeted: Array<{ readonly taskId: string; readonly name: string; readonly attempt: number; readonly at: number }> = []
 const interrupted = new Set<string>()
 const gaveUp: Array<{ readonly taskId: string; readonly reason: GiveUpReason }> = []
@@ -62,9 +76,22 @@ const stampHandler: TaskHandler<typeof Stamp.payload.Type, "job"> = {
   giveUp: (task, reason) => Effect.sync(() => gaveUp.push({ taskId: task.taskId, reason }))
 }
 
+const watchedHandler: TaskHandler<WatchedPayload, "none"> = {
+  ...Watched,
+  run: (task: TaskRun<WatchedPayload, "none">) =>
+    Effect.gen(function*() {
+      const until = Date.now() + task.payload.ms
+      while (Date.now() < until) {
+        yield* Effect.sleep(task.payload.everyMs === 0 ? 100 : task.payload.everyMs)
+        if (task.payload.everyMs > 0) yield* task.progressed
+      }
+    }),
+  giveUp: (task: GivenUpTask<WatchedPayload, "none">, reason) => Effect.sync(() => gaveUp.push({ taskId: task.taskId, reason }))
+}
+
 let engine: Engine
 beforeAll(async () => {
-  engine = await startEngine("work-task-kinds", { handlers: [greetHandler, stampHandler] })
+  engine = await startEngine("work-task-kinds", { handlers: [greetHandler, stampHandler, watchedHandler] })
 }, 120_000)
 afterAll(async () => {
   await engine?.close()
@@ -135,6 +162,25 @@ describe("a task kind declared in one file", () => {
     await eventually(async () => (interrupted.has(id) ? true : undefined), "the attempt to be interrupted", 5_000)
     await sleep(300)
     expect(await row(id)).toMatchObject({ status: "failed", last_error: "given up elsewhere", attempts: 1 })
+  })
+
+  it("a kind watching progress is stalled when its attempt reports none, although the lease is beaten", async () => {
+    const watched = (payload: WatchedPayload) =>
+      engine.run(Tasks.use((tasks) => tasks.submit(Watched, { jobId: null, payload, key: randomUUID() })))
+    const [quiet, busy] = await Promise.all([watched({ ms: 6_000, everyMs: 0 }), watched({ ms: 4_000, everyMs: 200 })])
+    await eventually(async () => ((await row(quiet!)).status === "running" && (await row(busy!)).status === "running" ? true : undefined), "both attempts to start")
+    const started = await row(quiet!)
+    await sleep(2_500)
+    const silent = await row(quiet!)
+    // The process lives: its lease moves on, its progress does not.
+    expect(silent.heartbeat_at!.getTime()).toBeGreaterThan(started.heartbeat_at!.getTime())
+    expect(silent.progress_at!.getTime()).toBe(started.progress_at!.getTime())
+    expect((await row(busy!)).progress_at!.getTime()).toBeGreaterThan(started.progress_at!.getTime())
+    await engine.run(TaskSupervisor.use((supervisor) => supervisor.sweep))
+    expect(gaveUp.filter((g) => g.taskId === quiet)).toEqual([{ taskId: quiet, reason: "stalled" }])
+    expect(await row(quiet!)).toMatchObject({ status: "failed", last_error: "no heartbeat within the stall limit" })
+    expect(await ended(busy!)).toMatchObject({ status: "done", attempts: 1 })
+    expect(gaveUp.filter((g) => g.taskId === busy)).toEqual([])
   })
 
   it("a stored payload that does not decode gives the task up at once, without running it", async () => {
