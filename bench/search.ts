@@ -6,6 +6,15 @@
  *   node --experimental-strip-types bench/search.ts --sizes 1000,10000,100000
  *   node --experimental-strip-types bench/search.ts --exact       the no-pgvector layout (bytea, exact scan)
  *   node --experimental-strip-types bench/search.ts --bulk 100000  a library loaded in bulk (see below)
+ *   npx node bench/search.ts --bulk 100000 --data DIR   keep the bulk library in DIR; a later run measures it again
+ *   … --varied            bulk passages get two random extra sentences (nearly distinct texts)
+ *   … --database-url URL  a Postgres server instead of PGlite (without pgvector: the exact scan)
+ *   … --queries N         N timed queries (default 100); --no-recall skips recall@10
+ *   … --explain           with --data: EXPLAIN ANALYZE of the full-text and vector queries
+ *
+ * recall@10: the hits of `SearchIndex.search` against those of the same service over
+ * `PostgresSearchBackend.layer({ exact: true })` (exact vector order, every full-text match
+ * ranked), hit by hit (same job and times), over every distinct question.
  *
  * Figures:
  * - embedding cost per audio hour: a 10-minute synthetic transcript (sentences of the
@@ -122,6 +131,18 @@ const program = Effect.gen(function*() {
   // — index throughput and query latency —
   const pool: Array<PassageDocument> = passages.map((p, i) => ({ ...p, embedding: vectors[i]! }))
   const poolSeconds = Math.ceil(audioSeconds + 1)
+  /**
+   * `--varied`: two random sentences of the quality library are added to every bulk passage's
+   * text (a segment's moment says the same), so texts are nearly all distinct and a common
+   * word's matches differ in rank; recall@10 then tests the full-text cap. Vectors stay those
+   * of the original text.
+   */
+  const varied = (d: PassageDocument): PassageDocument => {
+    if (!process.argv.includes("--varied")) return d
+    const pick = () => allSentences[Math.floor(Math.random() * allSentences.length)]!
+    const text = `${d.text} ${pick()} ${pick()}`
+    return d.kind === "segment" ? { ...d, text, moments: [{ ...d.moments[0]!, text }] } : { ...d, text }
+  }
   const shifted = (d: PassageDocument, by: number): PassageDocument => ({
     ...d,
     start: d.start + by,
@@ -272,7 +293,7 @@ const program = Effect.gen(function*() {
       const rows = Array.from({ length: Math.min(500, bulk - stored) }, (_, i) => {
         // Each pass over the pool inside one job continues its timeline (a job is one long
         // recording), so a window holds its own ~10 segments, not every copy's.
-        const base = shifted(pool[(stored + i) % pool.length]!, Math.floor(i / pool.length) * poolSeconds)
+        const base = varied(shifted(pool[(stored + i) % pool.length]!, Math.floor(i / pool.length) * poolSeconds))
         return {
           account_id: accountId,
           job_id: jobId,
