@@ -11,8 +11,9 @@
  *
  * Each run gets a fresh database (`CREATE DATABASE verbatim_scale_<run>_<time>`, dropped after)
  * and fresh dirs. Every process: VERBATIM_THREADS = the run's threads, VERBATIM_WORKERS=1 (one
- * job at a time), the given model (default whisper-tiny.en). Half of the jobs come from a
- * metered account (credits), half from an enterprise account with a `webhook_url` on a local
+ * job at a time), the given model (default whisper-tiny.en). Half of the jobs come from metered
+ * accounts (credits; 5 recordings at once each), half from an enterprise account (20 at once, so
+ * --jobs 40 at most) with a `webhook_url` on a local
  * receiver; submissions go round-robin over the processes, as a load balancer would send them.
  *
  * Per run it prints: jobs per minute (first submit to last job end), the ratio to one process at
@@ -185,9 +186,13 @@ const runOnce = async (procs: number, threads: number, kill: boolean): Promise<R
       if (done.status !== 0) throw new Error(`admin ${args.join(" ")}: ${done.stderr}`)
       return JSON.parse(done.stdout) as Record<string, unknown>
     }
-    admin("account", "create", "--email", "metered@example.com", "--api-access")
-    admin("credits", "grant", "--email", "metered@example.com", "--minutes", "100000")
-    const meteredKey = String(admin("key", "create", "--email", "metered@example.com").key)
+    // The standard plan runs 5 recordings at once per account: enough accounts for the batch's metered half.
+    const meteredKeys = Array.from({ length: Math.ceil(Math.ceil(jobCount / 2) / 5) }, (_, i) => {
+      const email = `metered${i}@example.com`
+      admin("account", "create", "--email", email, "--api-access")
+      admin("credits", "grant", "--email", email, "--minutes", "100000")
+      return String(admin("key", "create", "--email", email).key)
+    })
     admin("account", "create", "--email", "hooks@example.com", "--api-access")
     admin("plan", "set", "--email", "hooks@example.com", "--plan", "enterprise")
     const hooksKey = String(admin("key", "create", "--email", "hooks@example.com").key)
@@ -204,7 +209,7 @@ const runOnce = async (procs: number, threads: number, kill: boolean): Promise<R
       if (hooks) form.append("webhook_url", `http://127.0.0.1:${receiverPort}/hook`)
       const response = await fetch(`${servers[i % procs]!.base}/v1/transcribe`, {
         method: "POST",
-        headers: { "X-API-Key": hooks ? hooksKey : meteredKey },
+        headers: { "X-API-Key": hooks ? hooksKey : meteredKeys[Math.floor(i / 2) % meteredKeys.length]! },
         body: form
       })
       const body = await response.json() as { job_id?: string }
