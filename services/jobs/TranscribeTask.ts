@@ -17,7 +17,7 @@ import { LinkResolver } from "../links/LinkResolver.ts"
 import { sniffMediaType } from "../playback/MediaType.ts"
 import { mediaKeys } from "../storage/MediaKeys.ts"
 import { MediaStorage } from "../storage/MediaStorage.ts"
-import { type GiveUpReason, type GivenUpTask, NoPayload, type TaskHandler, taskKind, type TaskRun } from "../work/TaskKind.ts"
+import { type GiveUpReason, type GivenUpTask, NoPayload, type TaskEnd, type TaskHandler, taskKind, type TaskRun } from "../work/TaskKind.ts"
 import { Tasks } from "../work/Tasks.ts"
 import { givenUpFailure, pipelineFailureKind, runFailure } from "./JobFailures.ts"
 import { JobRuns } from "./JobRuns.ts"
@@ -39,6 +39,9 @@ export const Transcribe = taskKind({
   // The pipeline runs in a worker thread: a hung ONNX run leaves this thread beating the lease.
   watchProgress: true
 })
+
+/** The job was deleted, or is run by a newer attempt: this one wrote nothing. */
+const notOurs: TaskEnd = { result: "job no longer ours" }
 
 /** The run no longer owns its job (deleted, or claimed by a newer run): stop quietly. */
 class RunLost extends Schema.TaggedError<RunLost>()("RunLost", {}) {}
@@ -126,7 +129,7 @@ export const TranscribeTask = Effect.gen(function*() {
 
   const run = Effect.fn("TranscribeTask.run")(function*(task: TaskRun<null, "job">) {
     const claimed = yield* store.claim(task.jobId)
-    if (Option.isNone(claimed)) return
+    if (Option.isNone(claimed)) return notOurs
     const { job, token } = claimed.value
     const outcome = yield* runOnce(job, token, task).pipe(
       Effect.map((result) => ({ _tag: "Done" as const, result })),
@@ -141,10 +144,10 @@ export const TranscribeTask = Effect.gen(function*() {
         )
       })
     )
-    if (outcome._tag === "Lost") return
+    if (outcome._tag === "Lost") return notOurs
     if (outcome._tag !== "Done") {
       yield* store.fail(job.id, token, { code: outcome.code, error: outcome.error, retryable: outcome.retryable })
-      return
+      return { result: "job failed", error_code: outcome.code } satisfies TaskEnd
     }
     const result = {
       transcript: outcome.result.transcript,
@@ -156,9 +159,10 @@ export const TranscribeTask = Effect.gen(function*() {
     if (job.diarize && task.isRegistered("diarize")) {
       const next = yield* store.handOff(job.id, token, result, "diarize")
       if (Option.isSome(next)) yield* tasks.send(next.value)
-      return
+      return { result: "job handed on to diarize" } satisfies TaskEnd
     }
     yield* store.complete(job.id, token, result)
+    return { result: "job done" } satisfies TaskEnd
   })
 
   const giveUp = Effect.fn("TranscribeTask.giveUp")(function*(task: GivenUpTask<null, "job">, reason: GiveUpReason) {

@@ -95,6 +95,17 @@ export interface GivenUpTask<P = unknown, O extends TaskOwner = TaskOwner> {
   readonly attempts: number
 }
 
+/**
+ * What a finished attempt did, in words for the log: a task that ends `done` may have ended its
+ * job failed (a transcription of a file without audio, say), which the `task ended` line must not
+ * hide behind `outcome: done`.
+ */
+export interface TaskEnd {
+  /** e.g. "job done", "job failed", "job handed on to diarize", "job no longer ours". */
+  readonly result: string
+  readonly error_code?: string | undefined
+}
+
 /** Why the engine stopped trying a task. */
 export type GiveUpReason = "exhausted" | "stalled" | "timeout"
 
@@ -110,6 +121,7 @@ export class TaskFailed extends Schema.TaggedError<TaskFailed>()("TaskFailed", {
  */
 export interface TaskHandler<P = any, O extends TaskOwner = TaskOwner> extends Omit<TaskKindSpec<P, O>, "payload"> {
   readonly payload?: Schema.Codec<P, unknown> | undefined
-  run(task: TaskRun<P, O>): Effect.Effect<void, TaskFailed>
+  /** May say what the attempt did to its job (`TaskEnd`), for the engine's `task ended` log line. */
+  run(task: TaskRun<P, O>): Effect.Effect<TaskEnd | void, TaskFailed>
   giveUp(task: GivenUpTask<P, O>, reason: GiveUpReason): Effect.Effect<void>
 }

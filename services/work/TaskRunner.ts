@@ -33,7 +33,7 @@
  */
 import { Cause, Clock, Context, Deferred, Duration, Effect, Layer, Option, Queue, Schedule, Schema } from "effect"
 import { TaskHandlers } from "./TaskHandlers.ts"
-import { type GiveUpReason, NoPayload, TaskFailed, type TaskHandler, type TaskRun } from "./TaskKind.ts"
+import { type GiveUpReason, NoPayload, type TaskEnd, TaskFailed, type TaskHandler, type TaskRun } from "./TaskKind.ts"
 import { type TaskRecord, TaskStore } from "./TaskStore.ts"
 
 export interface TaskEngineOptions {
@@ -172,9 +172,14 @@ export class TaskRunner extends Context.Service<TaskRunner, {
           yield* Effect.logInfo("task started").pipe(Effect.annotateLogs(fields))
           const startedAt = current.started_at?.getTime() ?? now
           const remaining = Math.max(0, startedAt + Duration.toMillis(handler.timeout) - now)
+          let end: TaskEnd | undefined
           const outcome = yield* handler.run(run).pipe(
             Effect.timeoutOption(remaining),
-            Effect.map((finished) => Option.isSome(finished) ? "done" as const : "timeout" as const),
+            Effect.map((finished) => {
+              if (Option.isNone(finished)) return "timeout" as const
+              end = finished.value ?? undefined
+              return "done" as const
+            }),
             Effect.raceFirst(Effect.as(Deferred.await(lost), "lost" as const)),
             Effect.catchCause((cause) => {
               if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
@@ -195,7 +200,8 @@ export class TaskRunner extends Context.Service<TaskRunner, {
           yield* Effect.logInfo("task ended").pipe(Effect.annotateLogs({
             ...fields,
             duration_ms: (yield* Clock.currentTimeMillis) - now,
-            outcome: typeof outcome === "string" ? outcome : "failed"
+            outcome: typeof outcome === "string" ? outcome : "failed",
+            ...(end === undefined ? {} : end)
           }))
           if (outcome === "done") {
             yield* store.finish(current.id, token)

@@ -206,6 +206,10 @@ describe("webhooks on the enterprise plan", () => {
     expect(payload.type).toBe("job.failed")
     expect(payload.data).toMatchObject({ job_id: id, status: "failed", error_code: "NO_AUDIO", retryable: false })
     expect(payload.data).toEqual(failed)
+    // The task ended (nothing to retry), and its log line says the job failed and why.
+    const ended = server.logs.map((line) => JSON.parse(line) as Record<string, unknown>)
+      .find((line) => line["msg"] === "task ended" && line["job_id"] === id)
+    expect(ended).toMatchObject({ kind: "transcribe", outcome: "done", result: "job failed", error_code: "NO_AUDIO" })
   })
 
   it("delivers again after a 500 once the backoff has passed, and records the delivery", async () => {

@@ -77,7 +77,7 @@ describe("health, readiness and metrics on the API port", () => {
     const lines = server.logs.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line["job_id"] === job.job_id)
     expect(lines.find((line) => line["msg"] === "task started")).toMatchObject({ kind: "transcribe", attempt: 1 })
     const ended = lines.find((line) => line["msg"] === "task ended")
-    expect(ended).toMatchObject({ kind: "transcribe", outcome: "done" })
+    expect(ended).toMatchObject({ kind: "transcribe", outcome: "done", result: "job done" })
     expect(ended!["duration_ms"]).toBeTypeOf("number")
   })
 })

@@ -72,7 +72,7 @@ const greetHandler: TaskHandler<GreetPayload, "none"> = {
 
 const stampHandler: TaskHandler<typeof Stamp.payload.Type, "job"> = {
   ...Stamp,
-  run: (task) => Effect.sync(() => stamped.push({ jobId: task.jobId, label: task.payload.label })),
+  run: (task) => Effect.sync(() => void stamped.push({ jobId: task.jobId, label: task.payload.label })),
   giveUp: (task, reason) => Effect.sync(() => gaveUp.push({ taskId: task.taskId, reason }))
 }
 
