@@ -38,13 +38,8 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { mediaDir, modelsDir } from "../test/support/paths.ts"
 import { readWavPcm16, writeWav } from "../test/support/wav.ts"
+import { flag, option } from "./Args.ts"
 
-const argv = process.argv.slice(2)
-const flag = (name: string) => argv.includes(`--${name}`)
-const option = (name: string, fallback: string) => {
-  const at = argv.indexOf(`--${name}`)
-  return at >= 0 && argv[at + 1] !== undefined ? argv[at + 1]! : fallback
-}
 const root = path.resolve(option("root", path.resolve(import.meta.dirname, "..")))
 const minutes = Number(option("minutes", "10"))
 const rate = Number(option("rate", "20"))

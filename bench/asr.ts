@@ -36,6 +36,7 @@ import * as path from "node:path"
 import { readWavPcm16, writeWav } from "../test/support/wav.ts"
 import { wordErrors } from "../test/support/wer.ts"
 import { ct2ModelDir, fasterWhisperImportable, PYTHON } from "./peers/ct2Models.ts"
+import { flag, option } from "./Args.ts"
 
 const root = path.resolve(import.meta.dirname, "..")
 const mediaDir = path.resolve(root, "../shared/media")
@@ -43,11 +44,6 @@ const cacheDir = path.join(root, "bench/.peers/cache")
 const SR = 16_000
 const THREADS = 2
 
-const argv = process.argv.slice(2)
-const option = (name: string, fallback: string) => {
-  const at = argv.indexOf(`--${name}`)
-  return at >= 0 && argv[at + 1] !== undefined ? argv[at + 1]! : fallback
-}
 const minutes = Number(option("minutes", "10"))
 const repeat = Math.max(1, Number(option("repeat", "3")))
 const models = option("models", "whisper-base,whisper-tiny.en").split(",")
@@ -188,7 +184,7 @@ for (const model of models) {
       runs.set(engine, [...(runs.get(engine) ?? []), r])
       const e = wordErrors(rec.reference, r.text)
       console.log(`${model} round ${round} ${engine.padEnd(16)} wall ${r.wall.toFixed(1).padStart(6)} s  CPU ${r.cpu.toFixed(1).padStart(6)} s  peak RSS ${r.rssMB.toFixed(0).padStart(5)} MB  WER ${pct(e.errors / e.words)}`)
-      if (argv.includes("--text") && round === 1) console.log(`  ${r.text}`)
+      if (flag("text") && round === 1) console.log(`  ${r.text}`)
     }
   }
   const summary = new Map<string, { wall: number; cpu: number; rss: number; wer: number }>()
@@ -214,7 +210,7 @@ for (const model of models) {
     }
   }
   if (peer === undefined && engines.includes("fw-batched")) console.log(`${model}: no faster-whisper batched figures (skipped)`)
-  if (argv.includes("--profile")) {
+  if (flag("profile")) {
     const prof = spawnSync(node, [...nodeFlags, path.join(root, "bench/asrProfile.ts"), model, rec.mp3], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] })
     console.log(prof.stdout)
     // The same split for faster-whisper's batched pipeline, in its own process: where the two

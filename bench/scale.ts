@@ -41,13 +41,8 @@ import * as path from "node:path"
 import { mediaDir, modelsDir } from "../test/support/paths.ts"
 import { freePort } from "../test/support/ports.ts"
 import { processTree, treeCpuMs } from "./ProcessTree.ts"
+import { flag, option } from "./Args.ts"
 
-const argv = process.argv.slice(2)
-const flag = (name: string) => argv.includes(`--${name}`)
-const option = (name: string, fallback: string) => {
-  const at = argv.indexOf(`--${name}`)
-  return at >= 0 && argv[at + 1] !== undefined ? argv[at + 1]! : fallback
-}
 const root = path.resolve(option("root", path.resolve(import.meta.dirname, "..")))
 const jobCount = Number(option("jobs", "24"))
 const model = option("model", "whisper-tiny.en")
