@@ -33,10 +33,11 @@ import { LinkTokens } from "../playback/LinkTokens.ts"
 import { describeFile, type MediaReply, replyFor } from "../playback/StoredFiles.ts"
 import { MediaStorage } from "../storage/MediaStorage.ts"
 import { TranscriptAccess } from "../transcripts/TranscriptAccess.ts"
-import { Tasks } from "../work/Tasks.ts"
+import { storeTask, Tasks } from "../work/Tasks.ts"
 import { TaskStore } from "../work/TaskStore.ts"
 import { ClipCharges } from "./ClipCharges.ts"
 import { type ClipRecord, ClipStore } from "./ClipStore.ts"
+import { RenderClip } from "./RenderClipKind.ts"
 
 /** Lifetime of a clip's video link. */
 export const clipLinkSeconds = 3600
@@ -149,8 +150,9 @@ export class Clips extends Context.Service<Clips, {
             captionStyle: request.caption_style ?? "karaoke",
             chargedMinutes: minutes
           })
-          // The `render-clip` kind's payload (RenderClipTask.ts, which imports this file: named here, not imported).
-          return yield* taskStore.enqueue("render-clip", job.id, { subKey: clipId, payload: { clipId } })
+          return yield* storeTask(RenderClip, { jobId: job.id, key: clipId, payload: { clipId } }).pipe(
+            Effect.provideService(TaskStore, taskStore)
+          )
         })).pipe(
           Effect.catchTag("SqlError", Effect.die),
           Effect.catchTag("InsufficientCredit", (short) =>

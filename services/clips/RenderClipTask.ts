@@ -17,28 +17,18 @@
  * Registration: `RenderClipTask` in `taskKinds` (layers/App.ts), with `ClipStore`, `ClipCharges`, `WordAlignment` and a
  * `ClipRenderer` provided.
  */
-import { Clock, Duration, Effect, Option, Schema } from "effect"
+import { Clock, Duration, Effect, Option } from "effect"
 import { ClipRenderer } from "../../pipeline/render/ClipRenderer.ts"
 import type { JobRecord } from "../jobs/JobRecord.ts"
 import { JobStore } from "../jobs/JobStore.ts"
 import { TranscriptStore } from "../jobs/TranscriptStore.ts"
 import { MediaStorage } from "../storage/MediaStorage.ts"
-import { type GiveUpReason, type TaskHandler, taskKind, type TaskRun } from "../work/TaskKind.ts"
+import type { GiveUpReason, TaskHandler, TaskRun } from "../work/TaskKind.ts"
 import { ClipCharges } from "./ClipCharges.ts"
 import { clipObjectKey } from "./Clips.ts"
 import { type ClipRecord, ClipStore } from "./ClipStore.ts"
+import { RenderClip, type RenderClipPayload } from "./RenderClipKind.ts"
 import { WordAlignment } from "./WordAlignment.ts"
-
-/** The `render-clip` kind: one task per clip (key = clip id), owned by the clip's job. */
-export const RenderClip = taskKind({
-  kind: "render-clip",
-  payload: Schema.Struct({ clipId: Schema.String }),
-  concurrency: 1,
-  maxAttempts: 2,
-  timeout: "2 hours",
-  stallAfter: "2 minutes"
-})
-type RenderClipPayload = typeof RenderClip.payload.Type
 
 const watchEvery = Duration.seconds(1)
 const progressEveryMs = 1000

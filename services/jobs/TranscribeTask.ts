@@ -5,7 +5,7 @@
  * meanwhile stops at the next progress write; a run that lost its claim records nothing. A job with `diarize` is handed on
  * to the `diarize` kind when one is registered (it then completes the job); otherwise the
  * job completes here. Every failed ending — of a run, or of the engine giving the task up
- * (`SERVICE_ERROR` after the attempt cap, `PROCESSING_STALLED` without heartbeat,
+ * (`SERVICE_ERROR` after the attempt cap, `PROCESSING_STALLED` without progress for the stall limit,
  * `PROCESSING_TIMEOUT` past the limit) — takes its code, sentence and `retryable` from
  * JobFailures.ts.
  */

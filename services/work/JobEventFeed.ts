@@ -9,7 +9,7 @@
  *
  * A consumer typically reacts by asking for tasks: it returns them, the feed stores their
  * rows inside the same transaction and sends their messages after the commit (a message
- * that is lost to a crash in between is sent again by `TaskReconciler` at start).
+ * lost to a crash in between costs nothing: any runner's poll claims the row within a second).
  * Consumers must only touch the database in `handle` (the transaction holds a
  * connection; on embedded storage the only one).
  */

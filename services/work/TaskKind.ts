@@ -21,10 +21,11 @@
  * - The engine holds the task's lease while `run` runs: it beats the heartbeat itself (one
  *   batched UPDATE per process per beat, whatever the number of running tasks), and
  *   interrupts `run` once the lease is lost (the task was given up or taken over), so a
- *   handler writes no heartbeat loop. A lease silent for `stallAfter` (the process hangs in
- *   native code, or died) is given up as `stalled` (for a kind with `watchProgress`, so is an
- *   attempt that reports no progress for `stallAfter`); a task running longer than `timeout` in
- *   total (over all its attempts) as `timeout`.
+ *   handler writes no heartbeat loop. A lease silent for the engine's lease expiry (10 s by
+ *   default: the process died) is taken over by any runner with a free slot. An attempt whose
+ *   process lives but hangs (a lease beaten yet silent for `stallAfter`, or, for a kind with
+ *   `watchProgress`, no progress reported for `stallAfter`) is given up as `stalled`; a task
+ *   running longer than `timeout` in total (over all its attempts) as `timeout`.
  */
 import { type Duration, type Effect, Schema } from "effect"
 import type { JobId } from "../../src/contract/domain/Ids.ts"

@@ -66,6 +66,8 @@ export class TaskRunner extends Context.Service<TaskRunner, {
   readonly wake: Effect.Effect<void>
   /** Gives the task up for `reason` (the handler's `giveUp`, then the row); false if it had ended. */
   giveUp(task: TaskRecord, reason: GiveUpReason): Effect.Effect<boolean>
+  /** How long a silent lease keeps its task from other runners (the supervisor leaves such tasks to the claims). */
+  readonly leaseExpiryMs: number
 }>()("verbatim/work/TaskRunner") {
   static readonly layer = (options: TaskEngineOptions = {}) =>
     Layer.effect(
@@ -110,14 +112,19 @@ export class TaskRunner extends Context.Service<TaskRunner, {
           Effect.forkIn(scope)
         )
 
-        const markFailed = Effect.fnUntraced(function*(task: TaskRecord, sentence: string) {
-          const marked = yield* store.markFailed(task.id, sentence)
+        const markFailed = Effect.fnUntraced(function*(task: TaskRecord, sentence: string, token?: string) {
+          const marked = yield* store.markFailed(task.id, sentence, token)
           if (marked) yield* Effect.logWarning(`task ${task.kind} ${task.id} given up: ${sentence}`)
           return marked
         })
 
-        /** The handler's `giveUp` (with the payload when it still decodes), then the row, ending with `sentence`. */
-        const giveUpWith = Effect.fnUntraced(function*(task: TaskRecord, reason: GiveUpReason, sentence: string) {
+        /**
+         * The handler's `giveUp` (with the payload when it still decodes), then the row, ending with
+         * `sentence`. With `token` (an attempt giving its own task up) nothing happens once that
+         * attempt lost the task: another runner may hold it now.
+         */
+        const giveUpWith = Effect.fnUntraced(function*(task: TaskRecord, reason: GiveUpReason, sentence: string, token?: string) {
+          if (token !== undefined && !(yield* store.holds(task.id, token))) return false
           const handler = handlers.get(task.kind)
           // A job-owned kind's `giveUp` is promised a job id: a row without one only ends.
           if (handler !== undefined && ((handler.owner ?? "job") === "none" || task.job_id !== null)) {
@@ -130,27 +137,31 @@ export class TaskRunner extends Context.Service<TaskRunner, {
               ...(Option.isSome(payload) ? { payload: payload.value } : {})
             }, reason)
           }
-          return yield* markFailed(task, sentence)
+          return yield* markFailed(task, sentence, token)
         })
 
         const giveUp = Effect.fn("TaskRunner.giveUp")(function*(task: TaskRecord, reason: GiveUpReason) {
           return yield* giveUpWith(task, reason, giveUpSentence[reason])
         })
 
+        /** An attempt gives its own task up: only while it still holds it. */
+        const giveUpOwn = (task: TaskRecord, reason: GiveUpReason, token: string) =>
+          giveUpWith(task, reason, giveUpSentence[reason], token)
+
         /** A task that can never run (its row does not fit its kind): given up at once, as if exhausted. */
-        const unrunnable = Effect.fnUntraced(function*(task: TaskRecord, sentence: string) {
+        const unrunnable = Effect.fnUntraced(function*(task: TaskRecord, sentence: string, token: string) {
           yield* Effect.logError(`task ${task.kind} ${task.id} cannot run: ${sentence}`)
-          yield* giveUpWith(task, "exhausted", sentence)
+          yield* giveUpWith(task, "exhausted", sentence, token)
         })
 
         /** One claimed attempt, its outcome recorded on the row. */
         const attempt = Effect.fnUntraced(function*(current: TaskRecord, token: string, handler: TaskHandler) {
           // Past the cap only when earlier attempts ended without recording it (their process died).
-          if (current.attempts > capOf(handler)) return yield* giveUp(current, "exhausted")
+          if (current.attempts > capOf(handler)) return yield* giveUpOwn(current, "exhausted", token)
           const payload = yield* decoders.get(current.kind)!(current.payload).pipe(Effect.option)
-          if (Option.isNone(payload)) return yield* unrunnable(current, "its stored payload does not decode with its kind's Schema")
+          if (Option.isNone(payload)) return yield* unrunnable(current, "its stored payload does not decode with its kind's Schema", token)
           if ((handler.owner ?? "job") === "job" && current.job_id === null) {
-            return yield* unrunnable(current, "a kind owned by a job was stored without one")
+            return yield* unrunnable(current, "a kind owned by a job was stored without one", token)
           }
           const run: TaskRun = {
             taskId: current.id,
@@ -189,7 +200,6 @@ export class TaskRunner extends Context.Service<TaskRunner, {
                 failed: failed?._tag === "Fail" && failed.error instanceof TaskFailed ? failed.error.reason : Cause.pretty(cause)
               })
             }),
-            Effect.onInterrupt(() => store.release(current.id, token)),
             Effect.ensuring(Effect.sync(() => {
               leases.delete(token)
               watching.delete(token)
@@ -206,12 +216,12 @@ export class TaskRunner extends Context.Service<TaskRunner, {
           if (outcome === "done") {
             yield* store.finish(current.id, token)
           } else if (outcome === "timeout") {
-            yield* giveUp(current, "timeout")
+            yield* giveUpOwn(current, "timeout", token)
           } else if (outcome === "lost") {
             yield* Effect.logWarning(`task ${current.kind} ${current.id}: attempt ${current.attempts} lost its lease; nothing recorded`)
           } else {
             yield* Effect.logWarning(`task ${current.kind} ${current.id}: attempt ${current.attempts} failed`, outcome.failed)
-            if (current.attempts >= capOf(handler)) return yield* giveUp(current, "exhausted")
+            if (current.attempts >= capOf(handler)) return yield* giveUpOwn(current, "exhausted", token)
             const notBefore = new Date((yield* Clock.currentTimeMillis) + backoffOf(handler) * 2 ** (current.attempts - 1))
             yield* store.retryLater(current.id, token, outcome.failed.slice(0, 2000), notBefore)
           }
@@ -224,8 +234,14 @@ export class TaskRunner extends Context.Service<TaskRunner, {
         const pollMs = Duration.toMillis(options.pollEvery ?? "1 second")
         if (options.orphanRunningAtStart === true) yield* store.orphanRunning
 
-        const runClaimed = (task: TaskRecord, token: string, handler: TaskHandler) =>
-          attempt(task, token, handler).pipe(
+        /** Forks the attempt of a claimed task, interruptible again (`restore`) once it runs on its own fiber. */
+        const runClaimed = (
+          task: TaskRecord,
+          token: string,
+          handler: TaskHandler,
+          restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+        ) =>
+          restore(attempt(task, token, handler)).pipe(
             // Interrupted anywhere (also before its handler started): the claim goes back at once.
             Effect.onInterrupt(() => store.release(task.id, token)),
             Effect.catchCause((cause) =>
@@ -240,23 +256,26 @@ export class TaskRunner extends Context.Service<TaskRunner, {
           while (true) {
             const free = [...handlers.values()].filter((handler) => running.get(handler.kind)! < Math.max(1, handler.concurrency))
             const now = yield* Clock.currentTimeMillis
-            const claimed = free.length === 0
-              ? Option.none()
-              : yield* store.claim(free.map((handler) => handler.kind), new Date(now - leaseExpiryMs)).pipe(
-                Effect.catchCause((cause) => Effect.as(Effect.logWarning("claiming a task failed", cause), Option.none()))
+            // A claim and the fork of its attempt are not interrupted in between (a shutdown then):
+            // a claimed row nobody runs would wait out its lease and cost an attempt.
+            const claimed = free.length === 0 ? Option.none() : yield* Effect.uninterruptibleMask((restore) =>
+              store.claim(free.map((handler) => handler.kind), new Date(now - leaseExpiryMs)).pipe(
+                Effect.catchCause((cause) => Effect.as(Effect.logWarning("claiming a task failed", cause), Option.none())),
+                Effect.tap((claimed) => {
+                  if (Option.isNone(claimed)) return Effect.void
+                  const { task, token } = claimed.value
+                  running.set(task.kind, running.get(task.kind)! + 1)
+                  return runClaimed(task, token, handlers.get(task.kind)!, restore)
+                })
               )
-            if (Option.isSome(claimed)) {
-              const { task, token } = claimed.value
-              running.set(task.kind, running.get(task.kind)! + 1)
-              yield* runClaimed(task, token, handlers.get(task.kind)!)
-              continue
-            }
+            )
+            if (Option.isSome(claimed)) continue
             // Nothing due, or no free slot: wait for a wake-up (a message, a slot freed) or the next poll.
             yield* Queue.take(wakeUps).pipe(Effect.timeoutOption(pollMs))
           }
         }).pipe(Effect.forkIn(scope))
 
-        return TaskRunner.of({ wake, giveUp })
+        return TaskRunner.of({ wake, giveUp, leaseExpiryMs })
       })
     )
 }

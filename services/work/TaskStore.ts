@@ -1,7 +1,7 @@
 /**
  * The `tasks` table: one row per (kind, job, sub-key) — the job NULL for a task that stands
- * alone — the durable truth about a task. The cluster message only says "make progress on
- * task X"; what the task is (its kind and JSON payload), how often it was attempted, when it
+ * alone — the durable truth about a task. The cluster message only wakes a runner up (any
+ * runner with a free slot claims due tasks from here); what the task is (its kind and JSON payload), how often it was attempted, when it
  * may be attempted next (`not_before`) and whether it ended lives here. Each attempt takes a
  * fresh run token: heartbeats and the end of an attempt are accepted only with the current
  * token, so an attempt that lost the task (given up meanwhile, or replaced) cannot write over it.
@@ -63,20 +63,29 @@ export class TaskStore extends Context.Service<TaskStore, {
   claim(kinds: ReadonlyArray<TaskKind>, leaseExpiredBefore: Date): Effect.Effect<Option.Option<{ readonly task: TaskRecord; readonly token: string }>>
   /** Makes every running task claimable at once (embedded storage at start: their process is gone). */
   readonly orphanRunning: Effect.Effect<number>
-  /** Beats every lease in `tokens` with one UPDATE; returns the tokens that still hold their task. */
   /** Beats the leases of `tokens` (those still held come back); `progressed` also move their `progress_at`. */
   beat(tokens: ReadonlyArray<string>, progressed: ReadonlyArray<string>): Effect.Effect<ReadonlySet<string>>
   finish(id: string, token: string): Effect.Effect<boolean>
   /** A failed attempt: the task waits for the next one, not before `notBefore`. */
   retryLater(id: string, token: string, error: string, notBefore: Date): Effect.Effect<boolean>
-  /** An interrupted attempt (shutdown, shard moved) does not count against the cap. */
+  /** An interrupted attempt (shutdown) does not count against the cap. */
   release(id: string, token: string): Effect.Effect<void>
-  /** Ends the task as failed whatever attempt holds it; false when it had already ended. */
-  markFailed(id: string, error: string): Effect.Effect<boolean>
+  /**
+   * Ends the task as failed; false when it had already ended. With `token`, only while that
+   * attempt still holds it (an attempt that lost its lease must not end a task another runner
+   * took over); without, whatever attempt holds it (a supervisor giving a task up).
+   */
+  markFailed(id: string, error: string, token?: string): Effect.Effect<boolean>
+  /** Whether the attempt with `token` still holds its running task. */
+  holds(id: string, token: string): Effect.Effect<boolean>
   /** Tasks not ended, oldest first (their messages are sent again at start). */
   readonly unfinished: Effect.Effect<ReadonlyArray<TaskRecord>>
-  /** Running tasks of `kind` silent since `silentSince` or started before `startedBefore`. */
-  stuck(kind: TaskKind, bounds: { readonly silentSince: Date; readonly startedBefore: Date }): Effect.Effect<ReadonlyArray<TaskRecord>>
+  /**
+   * Running tasks of `kind` started before `startedBefore`, or whose lease is alive (beaten
+   * since `leaseAliveSince`) but silent (or without progress) since `silentSince`. A task whose
+   * lease expired is not stuck: its process is gone and any runner with a free slot claims it.
+   */
+  stuck(kind: TaskKind, bounds: { readonly silentSince: Date; readonly startedBefore: Date; readonly leaseAliveSince: Date }): Effect.Effect<ReadonlyArray<TaskRecord>>
   /** Deletes ended tasks whose job is gone, and jobless tasks a day after they ended; returns how many. */
   readonly purgeOrphans: Effect.Effect<number>
 }>()("verbatim/work/TaskStore") {
@@ -110,7 +119,9 @@ export class TaskStore extends Context.Service<TaskStore, {
             started_at = CASE WHEN ${rerun} AND tasks.status IN ('done', 'failed') THEN NULL ELSE tasks.started_at END,
             finished_at = CASE WHEN ${rerun} AND tasks.status IN ('done', 'failed') THEN NULL ELSE tasks.finished_at END,
             not_before = CASE WHEN ${rerun} AND tasks.status IN ('done', 'failed') THEN NULL ELSE tasks.not_before END,
-            rerun = tasks.rerun OR (${latest} AND tasks.status = 'running')
+            rerun = tasks.rerun OR (${latest} AND tasks.status = 'running'),
+            -- A rerun runs with the parameters it was asked with (a running task's next attempt, with latest).
+            payload = CASE WHEN ${rerun} AND (tasks.status <> 'running' OR ${latest}) THEN EXCLUDED.payload ELSE tasks.payload END
           RETURNING id::text AS id`.pipe(Effect.orDie)
         return row!.id
       })
@@ -168,11 +179,17 @@ export class TaskStore extends Context.Service<TaskStore, {
           WHERE id = ${id} AND run_token = ${token} AND status = 'running'`.pipe(Effect.orDie)
       })
 
-      const markFailed = Effect.fn("TaskStore.markFailed")(function*(id: string, error: string) {
+      const markFailed = Effect.fn("TaskStore.markFailed")(function*(id: string, error: string, token?: string) {
         const at = yield* now
+        const held = token === undefined ? sql`` : sql`AND run_token = ${token}`
         const updated = yield* sql`UPDATE tasks SET ${endOrStartOver("failed", at)}, last_error = ${error}
-          WHERE id = ${id} AND status IN ('pending', 'running') RETURNING id`.pipe(Effect.orDie)
+          WHERE id = ${id} AND status IN ('pending', 'running') ${held} RETURNING id`.pipe(Effect.orDie)
         return updated.length > 0
+      })
+
+      const holds = Effect.fn("TaskStore.holds")(function*(id: string, token: string) {
+        const found = yield* sql`SELECT 1 FROM tasks WHERE id = ${id} AND run_token = ${token} AND status = 'running'`.pipe(Effect.orDie)
+        return found.length > 0
       })
 
       const unfinished = rows(sql`SELECT * FROM tasks WHERE status IN ('pending', 'running') ORDER BY created_at`).pipe(
@@ -181,10 +198,11 @@ export class TaskStore extends Context.Service<TaskStore, {
 
       const stuck = Effect.fn("TaskStore.stuck")(function*(
         kind: TaskKind,
-        bounds: { readonly silentSince: Date; readonly startedBefore: Date }
+        bounds: { readonly silentSince: Date; readonly startedBefore: Date; readonly leaseAliveSince: Date }
       ) {
         return yield* rows(sql`SELECT * FROM tasks WHERE kind = ${kind} AND status = 'running'
-          AND (COALESCE(progress_at, heartbeat_at) < ${bounds.silentSince} OR started_at < ${bounds.startedBefore})`)
+          AND ((COALESCE(progress_at, heartbeat_at) < ${bounds.silentSince} AND heartbeat_at >= ${bounds.leaseAliveSince})
+            OR started_at < ${bounds.startedBefore})`)
       })
 
       // A task without a job goes a day after it ended (its row is the only record of how it ended).
@@ -207,6 +225,7 @@ export class TaskStore extends Context.Service<TaskStore, {
         retryLater,
         release,
         markFailed,
+        holds,
         unfinished,
         stuck,
         purgeOrphans

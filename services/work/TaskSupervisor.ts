@@ -1,8 +1,10 @@
 /**
  * Stall and time-limit checks over running tasks, for tasks whose attempt cannot check
- * itself (its process hangs in native code, or died and no runner has claimed it again
- * yet: a lease expires long before the usual stall limits, so that is rare). A running task whose heartbeat is older than its kind's `stallAfter` is given up
- * as `stalled`; one started more than its kind's `timeout` ago as `timeout`. Giving up
+ * itself. A running task whose lease is alive (its process beats it) but silent, or for a kind
+ * with `watchProgress` without progress, for its kind's `stallAfter` is given up as `stalled`
+ * (a hang: in native code, or an ONNX run in a worker thread); one started more than its kind's
+ * `timeout` ago as `timeout`. A task whose lease expired is left to the claims: its process is
+ * gone, and a runner with a free slot starts it again (counted as an attempt). Giving up
  * clears the run token, so an attempt that wakes up later writes nothing. Idempotent: any
  * number of processes may sweep at once.
  *
@@ -36,7 +38,8 @@ export class TaskSupervisor extends Context.Service<TaskSupervisor, {
           const threshold = now - Duration.toMillis(handler.stallAfter)
           const silentSince = new Date(startedAt < threshold ? threshold : 0)
           const startedBefore = new Date(now - Duration.toMillis(handler.timeout))
-          const stuck = yield* store.stuck(handler.kind, { silentSince, startedBefore })
+          const leaseAliveSince = new Date(now - runner.leaseExpiryMs)
+          const stuck = yield* store.stuck(handler.kind, { silentSince, startedBefore, leaseAliveSince })
           for (const task of stuck) {
             const silent = task.progress_at ?? task.heartbeat_at
             const stalled = silent !== null && silent < silentSince

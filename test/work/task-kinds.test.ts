@@ -183,6 +183,37 @@ describe("a task kind declared in one file", () => {
     expect(gaveUp.filter((g) => g.taskId === busy)).toEqual([])
   })
 
+  it("a task whose lease expired is not stuck (a runner with a free slot takes it over); one with a live lease and no progress is", async () => {
+    const id = await engine.run(Tasks.use((tasks) => tasks.submit(Watched, { jobId: null, payload: { ms: 3_000, everyMs: 0 }, key: randomUUID() })))
+    await eventually(async () => ((await row(id)).status === "running" ? true : undefined), "the attempt to start")
+    await sleep(300)
+    const now = Date.now()
+    const stuckIds = (leaseAliveSince: Date) =>
+      engine.run(TaskStore.use((store) =>
+        store.stuck(Watched.kind, { silentSince: new Date(now), startedBefore: new Date(0), leaseAliveSince })
+      )).then((tasks) => tasks.map((task) => task.id))
+    // Beaten within the last 10 s, no progress since the claim: a hang.
+    expect(await stuckIds(new Date(now - 10_000))).toContain(id)
+    // Its lease counted as expired (its process gone): left to the claims.
+    expect(await stuckIds(new Date(now + 60_000))).not.toContain(id)
+    expect(await ended(id)).toMatchObject({ status: "done" })
+  })
+
+  it("a rerun of an ended task runs with the payload it was asked with", async () => {
+    const key = randomUUID()
+    const id = await greet({ name: "Alan", failTimes: 0, ms: 10 }, key)
+    await ended(id!)
+    const again = await engine.run(Tasks.use((tasks) =>
+      tasks.submit(Greet, { jobId: null, key, rerun: "ended", payload: { name: "Kurt", failTimes: 0, ms: 10 } })
+    ))
+    expect(again).toBe(id)
+    await eventually(async () => (greeted.some((g) => g.taskId === id && g.name === "Kurt") ? true : undefined), "the rerun")
+    expect(await ended(id!)).toMatchObject({ status: "done", payload: { name: "Kurt" } })
+    // Without a rerun the stored task is left as it is, payload included.
+    await greet({ name: "Emmy", failTimes: 0, ms: 10 }, key)
+    expect((await row(id!)).payload).toMatchObject({ name: "Kurt" })
+  })
+
   it("a stored payload that does not decode gives the task up at once, without running it", async () => {
     const id = await engine.run(TaskStore.use((store) => store.enqueue("test-greet", null, { subKey: randomUUID(), payload: { name: 42 } })))
     await engine.run(Tasks.use((tasks) => tasks.send(id)))
