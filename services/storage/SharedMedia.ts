@@ -30,12 +30,12 @@ import { AppConfig } from "../AppConfig.ts"
 import { mediaRoot } from "./MediaStorage.ts"
 
 /** Another live process whose marker this one cannot read. */
-export const UnseenRunner = Schema.Struct({
+const UnseenRunner = Schema.Struct({
   runner_id: Schema.String,
   host: Schema.String,
   media_dir: Schema.String
 })
-export type UnseenRunner = typeof UnseenRunner.Type
+type UnseenRunner = typeof UnseenRunner.Type
 
 /** The media directory is not the one the other live processes on this database use. */
 export class MediaNotShared extends Schema.TaggedError<MediaNotShared>()("MediaNotShared", {
@@ -51,6 +51,17 @@ export class MediaNotShared extends Schema.TaggedError<MediaNotShared>()("MediaN
   }
 }
 
+/** This process cannot write its marker into the media directory (read-only mount, permissions). */
+export class MediaDirUnwritable extends Schema.TaggedError<MediaDirUnwritable>()("MediaDirUnwritable", {
+  mediaDir: Schema.String,
+  reason: Schema.String
+}) {
+  override get message() {
+    return `the media directory ${this.mediaDir} cannot be written (${this.reason}); uploads are stored there, so ` +
+      `mount it read-write for this process's user (or point VERBATIM_MEDIA_DIR at a writable shared directory), then start again.`
+  }
+}
+
 export interface SharedMediaOptions {
   /** Absolute media directory (as `MediaStorage` uses it). */
   readonly root: string
@@ -60,8 +71,8 @@ export interface SharedMediaOptions {
   readonly liveForSeconds?: number | undefined
 }
 
-/** Marker folder inside the media directory; a dot name, so no owner-folder sweep lists it. */
-export const markerFolder = ".runners"
+/** Marker folder inside the media directory (it holds files, never an owner's folder of media). */
+const markerFolder = ".runners"
 /** Rows (and markers) of processes not seen for this long are removed at start. */
 const forgetAfterSeconds = 24 * 3600
 
@@ -91,9 +102,13 @@ export class SharedMedia extends Context.Service<SharedMedia, {
 
         yield* Effect.acquireRelease(
           Effect.gen(function*() {
-            yield* Effect.sync(() => {
-              fs.mkdirSync(markers, { recursive: true })
-              fs.writeFileSync(markerOf(runnerId), `${JSON.stringify({ runner_id: runnerId, host, pid: process.pid })}\n`)
+            yield* Effect.try({
+              try: () => {
+                fs.mkdirSync(markers, { recursive: true })
+                fs.writeFileSync(markerOf(runnerId), `${JSON.stringify({ runner_id: runnerId, host, pid: process.pid })}\n`)
+              },
+              catch: (error) =>
+                new MediaDirUnwritable({ mediaDir: options.root, reason: (error as NodeJS.ErrnoException).code ?? String(error) })
             })
             yield* sql`INSERT INTO media_runners (runner_id, host, media_dir, started_at, seen_at)
               VALUES (${runnerId}, ${host}, ${options.root}, now(), now())`.pipe(Effect.orDie)

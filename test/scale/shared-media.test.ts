@@ -84,4 +84,20 @@ describe.skipIf(!onPostgres)("media directory shared by the processes on one Pos
     expect((await registered()).map((row) => row.runner_id)).toEqual([firstRow!.runner_id])
     expect(fs.readdirSync(path.join(shared, ".runners"))).toEqual([firstRow!.runner_id])
   }, 180_000)
+
+  it("a media directory this process cannot write stops the start with a sentence saying so", async () => {
+    // A path through a regular file: no user, root included, can create it.
+    const blocker = path.join(scratch, "a-file")
+    fs.writeFileSync(blocker, "not a directory")
+    const media = path.join(blocker, "media")
+    const refused = await startServerProcess(envFor("unwritable", media)).then(
+      (server) => {
+        processes.push(server)
+        return "started"
+      },
+      (error: Error) => error.message
+    )
+    expect(refused).toMatch(/server exited \(1\) before listening/)
+    expect(refused).toContain(`verbatim: the media directory ${media} cannot be written (ENOTDIR)`)
+  }, 120_000)
 })
