@@ -78,8 +78,13 @@ export const isQuotable = (s: Sentence): boolean =>
   !DANGLING_OPENINGS.has(s.tokens[0]!) &&
   /^["'“‘(]?[\p{Lu}\p{N}]/u.test(s.text)
 
-/** A host introducing the show or a guest: framing, never a quote ("My guest is…", "Today I am talking to…"). */
-const INTRODUCTION = /\b(?:my guests? (?:today )?(?:is|are)|i am talking to|i'm talking to|i am joined by|i'm joined by|joining (?:me|us)|we also have|on the line|welcome (?:back )?to)\b/i
+/**
+ * A host introducing the show or a guest: framing, never a quote ("My guest is…", "Today I am
+ * talking to…", "We also have Priya on the line"). Not "on the line" alone: "our jobs are on the
+ * line" is content. Clip candidates use it too (ClipCandidates.ts).
+ */
+export const INTRODUCTION =
+  /\b(?:welcome (?:back )?to|my guests? (?:today )?(?:is|are)|(?:i am|i'm) (?:talking to|joined by)|(?:we|i) (?:also )?have [\p{L} ]{1,30} on the line|joining (?:me|us))\b/iu
 
 /**
  * Sentence `i` stands alone as a quote in its context: it is not framing or an introduction,

@@ -44,6 +44,7 @@ import { segmentPhrases } from "../../pipeline/SegmentPhrases.ts"
 import type { CandidateKind, ClipCandidate } from "../../src/contract/api/SearchApi.ts"
 import { candidateLengthLimits } from "../../src/contract/api/SearchApi.ts"
 import type { Transcript } from "../../src/contract/domain/Transcript.ts"
+import { INTRODUCTION } from "../insights/Extractive.ts"
 
 export const MAX_CANDIDATES = 10
 export const PHRASE_OPTIONS = { maxCueSeconds: 12, pauseSeconds: 0.8 }
@@ -195,9 +196,13 @@ const insightSignal = (text: string, seconds: number): Signal => {
  * The first sentence introduces the show or a guest ("Welcome back to…", "…my guest today is…",
  * "We have Oscar on the line."): framing, not a statement.
  */
-const FRAMING_SENTENCE =
-  /^["“]?good (morning|afternoon|evening)\b|\b(welcome (back )?to|my guests? (today )?(is|are)|(i am|i'm) (talking to|joined by)|(we|i) (also )?have [\p{L} ]{1,30} on the line|joining (me|us))\b/iu
-const FRAMING = { test: (text: string) => FRAMING_SENTENCE.test(text.split(/(?<=[.!?])\s+/u)[0] ?? "") }
+const GREETING = /^["“]?good (morning|afternoon|evening)\b/iu
+const FRAMING = {
+  test: (text: string) => {
+    const first = text.split(/(?<=[.!?])\s+/u)[0] ?? ""
+    return GREETING.test(first) || INTRODUCTION.test(first)
+  }
+}
 
 const quoteSignal = (phrases: ReadonlyArray<Phrase>, text: string, opens: boolean, ends: boolean): Signal => {
   if (!opens || !ends || phrases.some((p) => isQuestion(p.text)) || FRAMING.test(text)) return none

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import type { Segment } from "../../src/contract/domain/Transcript.ts"
-import { isQuotable, SHORT_WORDS, standsAlone, summaryRelevance, summarySize } from "../../services/insights/Extractive.ts"
+import { INTRODUCTION, isQuotable, SHORT_WORDS, standsAlone, summaryRelevance, summarySize } from "../../services/insights/Extractive.ts"
 import { indexTranscript, ungroundedNames } from "../../services/insights/Grounding.ts"
 import { addressedNames, extractCandidates, rankPhrases, stem } from "../../services/insights/KeyPhrases.ts"
 import { chunkLines, transcriptLines } from "../../services/insights/LlmInsights.ts"
@@ -287,6 +287,17 @@ describe("issue 24 on the quality set: answers, verbs and framing", () => {
       const candidates = clipCandidates(phrases, [], { kind })
       expect(candidates.filter((c) => c.start < 6), kind).toEqual([])
       expect(candidates.length, kind).toBeGreaterThan(0)
+    }
+  })
+})
+
+describe("introductions (summaries and clip candidates share the pattern)", () => {
+  it("knows a host's introduction from content that says 'on the line' or 'we also have'", () => {
+    for (const text of ["We also have Priya on the line, who runs the dune volunteers.", "We have Oscar on the line.", "My guest today is Dr Emma Clark.", "Welcome back to the show."]) {
+      expect(INTRODUCTION.test(text), text).toBe(true)
+    }
+    for (const text of ["Three hundred jobs are on the line if the plant closes.", "We also have a budget gap of two million."]) {
+      expect(INTRODUCTION.test(text), text).toBe(false)
     }
   })
 })
