@@ -8,6 +8,7 @@ import { Option, Redacted } from "effect"
 import * as net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { accepted, expectError, postJson, request, submitFile, waitForJob } from "../support/jobsClient.ts"
+import { mediaRoot } from "../../services/storage/MediaStorage.ts"
 import { onPostgres } from "../support/database.ts"
 import { startServer, type TestServer } from "../support/server.ts"
 import { makeStandIn, tinyWav } from "../support/standInPipeline.ts"
@@ -304,7 +305,11 @@ describe("database outage", () => {
     await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", resolve))
     const relayed = new URL(target.href)
     relayed.host = `127.0.0.1:${(relay.address() as net.AddressInfo).port}`
-    const outage = await startServer("hostile-edge-outage", { databaseUrl: Option.some(Redacted.make(relayed.href)) }, {
+    // A second process on the same database: it shares the first one's media directory, as it must.
+    const outage = await startServer("hostile-edge-outage", {
+      databaseUrl: Option.some(Redacted.make(relayed.href)),
+      mediaDir: Option.some(mediaRoot({ dataDir: server.storage.dataDir, mediaDir: Option.none() }))
+    }, {
       pipeline: standIn.layer
     })
     try {

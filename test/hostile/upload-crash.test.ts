@@ -40,7 +40,8 @@ const mediaRoot = () => path.join(storage.dataDir, "media")
 const mediaFiles = () =>
   fs.existsSync(mediaRoot())
     ? fs.readdirSync(mediaRoot(), { recursive: true, encoding: "utf8" }).filter((name) =>
-      fs.statSync(path.join(mediaRoot(), name)).isFile()
+      // `.runners/` holds the processes' markers (shared media check), not media.
+      !name.startsWith(".runners") && fs.statSync(path.join(mediaRoot(), name)).isFile()
     )
     : []
 
