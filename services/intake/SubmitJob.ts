@@ -88,6 +88,16 @@ export interface SubmitSource<E> {
   readonly admitted: Effect.Effect<void>
 }
 
+/** A direct upload's commit: the ticket it names and the options the client echoes back. */
+export interface CommitTicketRequest {
+  readonly caller: AccountCaller
+  readonly jobId: JobId
+  readonly objectKey: string
+  readonly options: Readonly<Record<string, unknown>>
+  readonly originalFilename: string | undefined
+  readonly base: string
+}
+
 export interface SubmitRequest<E> {
   readonly caller: Caller
   readonly source: SubmitSource<E>
@@ -175,14 +185,7 @@ export class SubmitJob extends Context.Service<SubmitJob, {
    * options, checked again as the model may have changed since `init`. A committed ticket
    * answers its job as a replay; two commits racing for one ticket create one job.
    */
-  commitTicket(request: {
-    readonly caller: AccountCaller
-    readonly jobId: JobId
-    readonly objectKey: string
-    readonly options: Readonly<Record<string, unknown>>
-    readonly originalFilename: string | undefined
-    readonly base: string
-  }): Effect.Effect<
+  commitTicket(request: CommitTicketRequest): Effect.Effect<
     Admitted,
     FileTooLarge | KeyMismatch | NotFound | SubmitError | UnsupportedMedia | UploadExpired | UploadIncomplete
   >
@@ -407,14 +410,7 @@ export class SubmitJob extends Context.Service<SubmitJob, {
         return admitted
       })
 
-      const commitTicket = Effect.fn("SubmitJob.commitTicket")(function*(request: {
-        readonly caller: AccountCaller
-        readonly jobId: JobId
-        readonly objectKey: string
-        readonly options: Readonly<Record<string, unknown>>
-        readonly originalFilename: string | undefined
-        readonly base: string
-      }) {
+      const commitTicket = Effect.fn("SubmitJob.commitTicket")(function*(request: CommitTicketRequest) {
         const { caller, jobId } = request
         const found = yield* tickets.get(jobId)
         if (Option.isNone(found)) return yield* new NotFound({ error: "No upload ticket has this job id." })
