@@ -2,7 +2,7 @@
  * Key phrase candidates and their ranking.
  *
  * Candidates are the 1–3 word n-grams inside runs of content words (no stop word, no number,
- * at least 3 letters per word, never across a sentence end). Singular and plural are one
+ * at least 3 letters per word, never across a sentence end or a comma). Singular and plural are one
  * candidate (`stem` strips plural endings); its display form is the form said most often.
  *
  * Ranking: `0.6 · similarity + 0.4 · frequency`, both rescaled to 0..1 over the candidates,
@@ -12,7 +12,7 @@
  * "coastal erosion" do not both appear; a picked phrase gives way to a longer candidate
  * containing it that scores at least 90 % of it ("coastal" → "coastal erosion").
  */
-import type { Sentence } from "./Sentences.ts"
+import { clauseBreaks, type Sentence } from "./Sentences.ts"
 import { STOPWORDS } from "./Stopwords.ts"
 import { mmr } from "./Mmr.ts"
 import { dot, minMax } from "./Vectors.ts"
@@ -58,10 +58,11 @@ export const extractCandidates = (
   >()
   for (const sentence of sentences) {
     const { tokens, tokenTimes } = sentence
+    const breaks = clauseBreaks(sentence.text)
     for (let i = 0; i < tokens.length; i++) {
       for (let n = 1; n <= maxWords && i + n <= tokens.length; n++) {
         const last = tokens[i + n - 1]!
-        if (!isContentWord(last) || exclude.has(last)) break
+        if (!isContentWord(last) || exclude.has(last) || (n > 1 && breaks.has(i + n - 2))) break
         const words = tokens.slice(i, i + n)
         const stems = words.map(stem)
         const key = stems.join(" ")
@@ -80,7 +81,8 @@ export const extractCandidates = (
   }
   return [...byKey.entries()].filter(([, e]) =>
     (e.stems.length < 3 || e.occurrences.length > 1) && !e.stems.some((w) => GENERIC.has(w)) &&
-    !usedAsVerb(e.stems, e.before, e.after)
+    !(e.stems.length === 1 && (TIMES.has(e.stems[0]!) || AMOUNTS.has(e.stems[0]!))) && !usedAsVerb(e.stems, e.before, e.after) &&
+    !modifierOnly(e.after) && !e.stems.some((w) => COMMON_VERBS.has(w)) && !(e.stems.length === 1 && /ly$/.test(e.stems[0]!))
   ).map(([key, e]) => ({
     key,
     stems: e.stems,
@@ -94,6 +96,32 @@ const GENERIC = new Set([
   "people", "person", "part", "place", "look", "kind", "lot", "end", "side", "bit", "guest", "show", "episode", "programme",
   "program", "listener", "line"
 ])
+/**
+ * Times of day and calendar units are not topics on their own ("in a single night", "every
+ * week"); inside a phrase they may be ("night trains", "thursday afternoon").
+ */
+const TIMES = new Set([
+  "night", "day", "morning", "afternoon", "evening", "week", "weekend", "month", "year", "today", "tonight", "tomorrow",
+  "yesterday", "hour", "minute", "time", "moment"
+])
+/**
+ * Frequent verbs and their irregular participles, which the neighbour rules miss ("people bring
+ * broken toasters" gave "bring broken"). A lone -ly word is an adverb or adjective ("lovely").
+ */
+const COMMON_VERBS = new Set([
+  "bring", "brought", "take", "took", "taken", "make", "made", "get", "got", "gotten", "give", "gave", "given", "put", "keep",
+  "kept", "come", "came", "go", "went", "gone", "say", "said", "tell", "told", "know", "knew", "known", "think", "thought",
+  "want", "seem", "feel", "felt", "try", "broken", "break", "broke", "begin", "began", "begun", "become", "became"
+])
+/** Shares and fractions are figures, not topics ("a quarter of it"). */
+const AMOUNTS = new Set(["quarter", "half", "third", "percent", "dozen", "couple", "number", "amount", "total"])
+/**
+ * A phrase said several times and always followed by the same content word is the front of a
+ * longer one whose head it lacks ("solar" of "solar panels"). Said once, the next word tells
+ * nothing (measured on test/quality: counting single mentions dropped "dune volunteers").
+ */
+const modifierOnly = (after: ReadonlyArray<string>): boolean =>
+  after.length > 1 && after.every((w) => w === after[0]) && isContentWord(after[0]!)
 /** Words after which a word is a verb ("we meet", "to fix", "it keeps", "will water"). */
 const VERB_CUES = new Set([
   "i", "you", "we", "they", "he", "she", "it", "to", "will", "would", "can", "could", "should", "must", "may", "might",
@@ -111,6 +139,9 @@ const DETERMINERS = new Set(["a", "an", "the", "our", "their", "his", "her", "it
 const usedAsVerb = (stems: ReadonlyArray<string>, before: ReadonlyArray<string>, after: ReadonlyArray<string>): boolean => {
   const mostly = (words: ReadonlyArray<string>, test: (w: string) => boolean) => words.filter(test).length * 2 >= words.length
   if (stems.length === 1 && mostly(before, (w) => VERB_CUES.has(w))) return true
+  // A lone -s form before an amount, a figure or an object is a verb ("the system costs $9,000",
+  // "it takes about 14 hours"); a plural noun rarely is ("panels on", "the solar panels, the installer").
+  if (stems.length === 1 && mostly(after, (w) => /^[$€£]?\d/.test(w) || AMOUNT_CUES.has(w))) return true
   // A phrase after a subject pronoun opens on a verb ("it keeps electronic…").
   if (stems.length > 1 && mostly(before, (w) => SUBJECTS.has(w))) return true
   // A phrase followed by an object, an amount or a figure ends on a verb ("volunteers fix them",
@@ -119,6 +150,7 @@ const usedAsVerb = (stems: ReadonlyArray<string>, before: ReadonlyArray<string>,
   // A past form (-ed) not right after a determiner is a verb ("installer counted", "agreed"), not "a shared cabin".
   return stems.some((w, k) => w.length > 4 && w.endsWith("ed") && (k > 0 || !before.some((b) => DETERMINERS.has(b))))
 }
+const AMOUNT_CUES = new Set(["about", "around", "almost", "nearly", "roughly", "over", "under"])
 const SUBJECTS = new Set(["i", "you", "we", "they", "he", "she", "it", "who"])
 const OBJECTS = new Set(["them", "it", "us", "me", "him", "her", "you", "back", "out", "up", "down", "off", "around", "about", "almost", "nearly", "next", "every", "a", "an", "the", "our", "their", "his", "its", "my", "your"])
 

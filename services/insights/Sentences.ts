@@ -42,6 +42,22 @@ export const countWords = (text: string): number => text.match(TOKEN)?.length ??
 
 export const tokenize = (text: string): Array<string> => (text.match(TOKEN) ?? []).map((t) => t.toLowerCase().replace(/’/g, "'"))
 
+/**
+ * Token positions followed by a comma, semicolon, colon or dash before the next token: a phrase
+ * does not run across them ("toasters, lamps and radios" holds no phrase "toasters lamps").
+ */
+export const clauseBreaks = (text: string): Set<number> => {
+  const breaks = new Set<number>()
+  let index = -1
+  let previousEnd = 0
+  for (const m of text.matchAll(TOKEN)) {
+    if (index >= 0 && /[,;:–—]|\s-\s/.test(text.slice(previousEnd, m.index))) breaks.add(index)
+    index++
+    previousEnd = m.index + m[0].length
+  }
+  return breaks
+}
+
 interface Run {
   readonly speaker: string | null
   /** Joined text of the run's segments. */

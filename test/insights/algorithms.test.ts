@@ -107,6 +107,25 @@ describe("key phrases", () => {
     expect(sea.occurrences).toHaveLength(3)
   })
 
+  it("keeps lists, times, amounts, frequent verbs and dangling modifiers out of key phrases", () => {
+    const sentences = splitSentences([seg(0, 20, [
+      "People bring broken toasters, lamps and radios.",
+      "A storm can take ten meters in a single night.",
+      "The whole system costs $9,000 and the city pays a quarter of it.",
+      "The solar panels work. Our solar panels cover the roof. A lovely morning."
+    ].join(" "))])
+    const keys = extractCandidates(sentences).map((c) => c.key)
+    expect(keys).not.toContain("toaster lamp")
+    expect(keys).toContain("toaster")
+    expect(keys).not.toContain("night")
+    expect(keys).not.toContain("quarter")
+    expect(keys).not.toContain("cost")
+    expect(keys.some((k) => k.split(" ").includes("bring") || k.split(" ").includes("broken"))).toBe(false)
+    expect(keys).not.toContain("solar")
+    expect(keys).toContain("solar panel")
+    expect(keys).not.toContain("lovely")
+  })
+
   it("ranks by similarity and frequency without repeating a word", () => {
     const sentences = splitSentences([seg(0, 9, "Coastal erosion matters. Coastal erosion again. Music festivals.")])
     const candidates = extractCandidates(sentences)
