@@ -1,10 +1,12 @@
 /**
  * Which words of a hit to mark for a question. Pure.
  *
- * A word is marked when it shares a long prefix with a question word that is not a
- * stop word (a crude stemmer that works across languages: "closes" ~ "close",
- * "libraries" ~ "library", "mercados" ~ "mercado"). Semantic hits may mark nothing:
- * the point of them is that they match without sharing words.
+ * A word is marked when it is a question word that is not a stop word, or an inflection
+ * of one: the two differ only by an ending of number, person or past tense ("closes" ~
+ * "close", "libraries" ~ "library", "opened" ~ "open", "mercados" ~ "mercado", "frescas"
+ * ~ "fresco"). Not by any tail: "Marketing" is another word than "market" (a raw shared
+ * prefix marked it, and counted it towards a hit's lexical relevance). Semantic hits may
+ * mark nothing: the point of them is that they match without sharing words.
  */
 
 /** [start, end) character offsets into the hit's text. */
@@ -54,10 +56,30 @@ const commonPrefix = (a: string, b: string): number => {
   return n
 }
 
+/**
+ * Whether two endings after a shared stem are inflections of one word. "-ing" and "-er"
+ * are not among them: they make new words as often as forms ("marketing", "evening",
+ * "marker"), so "build" and "building" are not matched here (Postgres's stemmer still
+ * finds them for ranking). A stem shorter than 4 letters takes only a plural ("day" ~
+ * "days", "city" ~ "cities"): "win" is not "wind", "car" not "cared".
+ */
+const sameWord = (stem: string, a: string, b: string): boolean => {
+  const only = (...endings: ReadonlyArray<string>) => endings.includes(a) && endings.includes(b)
+  if (only("", "s", "es")) return stem.length >= 3
+  if (only("y", "ies")) return stem.length >= 3
+  // Past tense: "-d" only after a stem ending in "e" ("closed"; "wind" is not "win" + d).
+  if (only("", "s", "es", "d", "ed")) return stem.length >= 4 && (!(a === "d" || b === "d") || stem.endsWith("e"))
+  if (only("y", "ies", "ied")) return stem.length >= 4
+  // Spanish gender and number ("fresco", "frescas").
+  if (only("o", "a", "os", "as")) return stem.length >= 4
+  return false
+}
+
+/** `word` is the (folded) question term itself or an inflection of it (see `sameWord`). */
 export const termMatches = (term: string, word: string): boolean => {
   if (term === word) return true
   const shared = commonPrefix(term, word)
-  return shared >= 4 && shared >= Math.min(term.length, word.length) - 2
+  return sameWord(term.slice(0, shared), term.slice(shared), word.slice(shared))
 }
 
 export const highlights = (text: string, terms: ReadonlyArray<string>): ReadonlyArray<Highlight> => {

@@ -7,8 +7,9 @@
  *   mapped through a logistic curve fixed on the project's own library
  *   (test/search/library-quality.test.ts: right top hits of paraphrased questions against
  *   the top hits of questions the library cannot answer; figures in search/README.md);
- * - lexical: the share of the question's content words found in the hit (prefix stems,
- *   as highlights): a hit holding all of them (two or more) is at least 0.75. One shared
+ * - lexical: the share of the question's content words found in the hit (the words or
+ *   their inflections, as highlights: "Marketing" does not count for "market"): a hit
+ *   holding all of them (two or more) is at least 0.75. One shared
  *   word of four says nothing ("crash" in "stock market crash in Tokyo"), so partial
  *   coverage adds nothing.
  */

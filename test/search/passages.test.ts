@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { highlights, queryTerms } from "../../search/Highlights.ts"
+import { highlights, queryTerms, termMatches } from "../../search/Highlights.ts"
 import { cutPassages, WINDOW_MAX_SECONDS, WINDOW_MAX_WORDS, WINDOW_MIN_SECONDS, WINDOW_MIN_WORDS } from "../../search/Passages.ts"
+import { relevanceOf } from "../../search/Relevance.ts"
 import { mergeMoments } from "../../search/SearchIndex.ts"
 import { transcriptOf } from "./support.ts"
 
@@ -115,6 +116,28 @@ describe("highlights", () => {
     expect(highlights(text, queryTerms("the of and"))).toEqual([])
     const es = "El mercado abre los sábados."
     expect(highlights(es, queryTerms("¿Cuándo abre el Mercado?")).map(([a, b]) => es.slice(a, b))).toEqual(["mercado", "abre"])
+  })
+
+  it("matches inflections of a question word, not every word it begins (issue 24: market ≠ Marketing)", () => {
+    const marked = (q: string, text: string) => highlights(text, queryTerms(q)).map(([a, b]) => text.slice(a, b))
+    expect(marked("when does the market open", "Marketing will move the announcement to the following Tuesday.")).toEqual([])
+    expect(marked("when does the market open", "The markets opened early; the marketplace was closed.")).toEqual(["markets", "opened"])
+    expect(marked("who studies the dunes", "She studied one dune.")).toEqual(["studied", "dune"])
+    expect(marked("frutas frescas", "Fruta fresca y frescos.")).toEqual(["Fruta", "fresca", "frescos"])
+    // Short stems take a plural only.
+    expect(termMatches("day", "days")).toBe(true)
+    expect(termMatches("city", "cities")).toBe(true)
+    expect(termMatches("wind", "win")).toBe(false)
+    expect(termMatches("car", "cared")).toBe(false)
+    expect(termMatches("close", "closed")).toBe(true)
+    expect(termMatches("close", "closet")).toBe(false)
+  })
+
+  it("gives no lexical relevance for a word that only begins like the question's", () => {
+    // Both content words "found" by a raw prefix: the hit got the all-words relevance (0.75)
+    // whatever its meaning. With the cosine of an unrelated text it is now near 0.
+    expect(relevanceOf("when does the market open", "Marketing opens the campaign on Tuesday.", 0.2)).toBeLessThan(0.1)
+    expect(relevanceOf("when does the market open", "The market opens on Tuesday.", 0.2)).toBe(0.75)
   })
 })
 
