@@ -22,7 +22,8 @@ import { OnnxRuntime } from "../pipeline/onnx/OnnxRuntime.ts"
 import { Embedder } from "../search/Embedder.ts"
 import { PostgresSearchBackend } from "../search/PostgresSearchBackend.ts"
 import { SearchIndex } from "../search/SearchIndex.ts"
-import { AppConfig } from "../services/AppConfig.ts"
+import { DatabaseConfig } from "../services/config/DatabaseConfig.ts"
+import { StorageConfig } from "../services/config/StorageConfig.ts"
 import { Insights } from "../services/insights/Insights.ts"
 import { measureRecording, report } from "../test/quality/measure.ts"
 import { qualitySet } from "../test/quality/set.ts"
@@ -30,7 +31,7 @@ import { modelsDir } from "../test/support/paths.ts"
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-quality-"))
 const embedder = Embedder.layer({ modelsDir, threads: 1 }).pipe(Layer.provide(OnnxRuntime.layer({ threads: 1, idleUnloadMs: 60_000 })))
-const database = DatabaseLayer.pipe(Layer.provide(AppConfig.layerWith({ dataDir, databaseUrl: Option.none() })))
+const database = DatabaseLayer.pipe(Layer.provide(Layer.merge(StorageConfig.layerWith({ dataDir }), DatabaseConfig.layerWith({ databaseUrl: Option.none() }))))
 const layer = Layer.mergeAll(
   SearchIndex.layer.pipe(Layer.provide(PostgresSearchBackend.layer()), Layer.provide(database)),
   Insights.layer()

@@ -42,7 +42,8 @@ import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { DatabaseLayer } from "../layers/Database.ts"
 import { OnnxRuntime } from "../pipeline/onnx/OnnxRuntime.ts"
-import { AppConfig } from "../services/AppConfig.ts"
+import { DatabaseConfig } from "../services/config/DatabaseConfig.ts"
+import { StorageConfig } from "../services/config/StorageConfig.ts"
 import { Embedder } from "../search/Embedder.ts"
 import { cutPassages } from "../search/Passages.ts"
 import { PostgresSearchBackend } from "../search/PostgresSearchBackend.ts"
@@ -358,10 +359,10 @@ const keep = arg("--data")
 const databaseUrl = arg("--database-url")
 const dataDir = keep ?? fs.mkdtempSync(path.join(os.tmpdir(), "verbatim-bench-search-"))
 fs.mkdirSync(dataDir, { recursive: true })
-const database = DatabaseLayer.pipe(Layer.provide(AppConfig.layerWith({
-  dataDir,
-  databaseUrl: databaseUrl === undefined ? Option.none() : Option.some(Redacted.make(databaseUrl))
-})))
+const database = DatabaseLayer.pipe(Layer.provide(Layer.merge(
+  StorageConfig.layerWith({ dataDir }),
+  DatabaseConfig.layerWith({ databaseUrl: databaseUrl === undefined ? Option.none() : Option.some(Redacted.make(databaseUrl)) })
+)))
 const embedder = Embedder.layer({ modelsDir, threads: 1 }).pipe(
   Layer.provide(OnnxRuntime.layer({ threads: 1, idleUnloadMs: 60_000 }))
 )

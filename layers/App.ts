@@ -1,7 +1,7 @@
 /**
  * Composition root of a Verbatim process: configuration → storage → domain services →
  * HTTP server. `npm start` runs `AppLayer` with configuration from the environment;
- * tests build the same layer with `AppConfig.layerWith(...)` in place of the environment.
+ * tests build the same layer with the configuration areas' `layerWith(...)` in place of the environment.
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { Duration, Effect, Layer, Option, Redacted } from "effect"
@@ -10,7 +10,12 @@ import { HttpApiBuilder } from "effect/http-api"
 import { createServer } from "node:http"
 import { Accounts } from "../services/Accounts.ts"
 import { ApiKeys } from "../services/ApiKeys.ts"
-import { AppConfig } from "../services/AppConfig.ts"
+import { DatabaseConfig } from "../services/config/DatabaseConfig.ts"
+import { InsightsConfig } from "../services/config/InsightsConfig.ts"
+import { SearchConfig } from "../services/config/SearchConfig.ts"
+import { ServerConfig } from "../services/config/ServerConfig.ts"
+import { SpeechConfig } from "../services/config/SpeechConfig.ts"
+import { StorageConfig } from "../services/config/StorageConfig.ts"
 import { AppLogger, startupFields } from "../services/observability/AppLogger.ts"
 import { Billing } from "../services/billing/Billing.ts"
 import { Checkouts } from "../services/billing/Checkouts.ts"
@@ -136,8 +141,8 @@ export const DomainLayer = Layer.mergeAll(
  * `VERBATIM_MODELS_DIR`, loaded on first use. Also provides the `Embedder` (clip candidates).
  */
 export const SearchLayer = SearchIndex.layer.pipe(
-  Layer.provideMerge(Layer.unwrap(AppConfig.useSync((config) => LibraryEmbedder.layer({ modelsDir: config.modelsDir })))),
-  Layer.provideMerge(Layer.unwrap(AppConfig.useSync((config) =>
+  Layer.provideMerge(Layer.unwrap(SpeechConfig.useSync((config) => LibraryEmbedder.layer({ modelsDir: config.modelsDir })))),
+  Layer.provideMerge(Layer.unwrap(SearchConfig.useSync((config) =>
     Option.isSome(config.meiliUrl)
       ? MeiliSearchBackend.layer({
         url: config.meiliUrl.value,
@@ -152,7 +157,7 @@ export const SearchReindexLayer = SearchReindex.layer(SearchLayer)
 
 /** Clip storage, charges and the renderer (native ffmpeg when present, else WASM; `VERBATIM_DECODER`). */
 const ClipWorkLayer = Layer.mergeAll(ClipStore.layer, ClipCharges.layer, WordAlignment.layer).pipe(
-  Layer.provideMerge(Layer.unwrap(AppConfig.useSync((config) => ClipRenderer.layer({ backend: config.decoder }))))
+  Layer.provideMerge(Layer.unwrap(SpeechConfig.useSync((config) => ClipRenderer.layer({ backend: config.decoder }))))
 )
 
 /**
@@ -176,7 +181,7 @@ export const WorkLayer = Layer.mergeAll(JobEvents.deliveryLoop, JobWatchdogLayer
     SearchIndexing
   )),
   Layer.provideMerge(Layer.mergeAll(JobDispatcher.layer, MessageCleanup.layer, UnfinishedJobs.layer)),
-  Layer.provideMerge(Layer.unwrap(AppConfig.useSync((config) => WorkClusterLayer(clusterOptionsFrom(config), TaskKindsLayer))))
+  Layer.provideMerge(Layer.unwrap(DatabaseConfig.useSync((config) => WorkClusterLayer(clusterOptionsFrom(config), TaskKindsLayer))))
 )
 
 /** The use cases the HTTP adapters call (they need the job runner and the pipeline's probe). */
@@ -194,7 +199,7 @@ const UseCasesLayer = Layer.mergeAll(
 )
 
 /** "Ask this recording" writes its answer with the insights' LLM endpoint, when one is configured. */
-const ChatAnswererLayer = Layer.unwrap(AppConfig.useSync((config) => ChatAnswerer.layer(llmOptionsFrom(config))))
+const ChatAnswererLayer = Layer.unwrap(InsightsConfig.useSync((config) => ChatAnswerer.layer(llmOptionsFrom(config))))
 
 /** Clips, speaker names and chat build on the transcript reads and job access above. */
 const ClipUseCasesLayer = Layer.mergeAll(
@@ -202,7 +207,7 @@ const ClipUseCasesLayer = Layer.mergeAll(
   ClipDiscovery.layer.pipe(Layer.provideMerge(LibrarySearch.layer)),
   JobSpeakers.layer,
   JobChat.layer.pipe(Layer.provide(Layer.mergeAll(LibrarySearch.layer, ChatStore.layer, ChatAnswererLayer))),
-  Layer.unwrap(AppConfig.useSync((config) => JobInsights.layer({ waitMs: config.insightsWaitSeconds * 1000 })))
+  Layer.unwrap(InsightsConfig.useSync((config) => JobInsights.layer({ waitMs: config.insightsWaitSeconds * 1000 })))
 ).pipe(Layer.provideMerge(UseCasesLayer))
 
 /** People on the website (issue 23): sign-up, sign-in, sessions, invites, the owner's account list. */
@@ -243,7 +248,7 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pi
 const BearerRoutes = Layer.mergeAll(McpRoutes, OpenAiRoutes).pipe(Layer.provide(ClipUseCasesLayer))
 
 /** `/readyz`, and `/metrics` on the API port unless `VERBATIM_METRICS_PORT` (none with `VERBATIM_METRICS=false`). */
-const OpsLayer = Layer.unwrap(AppConfig.useSync((config) =>
+const OpsLayer = Layer.unwrap(ServerConfig.useSync((config) =>
   !config.metrics
     ? ReadyRoute
     : Option.isSome(config.metricsPort)
@@ -252,7 +257,7 @@ const OpsLayer = Layer.unwrap(AppConfig.useSync((config) =>
 )).pipe(Layer.provide(Layer.mergeAll(Readiness.layer, ServiceMetrics.layer)))
 
 /** `/metrics` alone on its own port, when `VERBATIM_METRICS_PORT` is set. */
-const MetricsServerLayer = Layer.unwrap(AppConfig.useSync((config) =>
+const MetricsServerLayer = Layer.unwrap(ServerConfig.useSync((config) =>
   config.metrics && Option.isSome(config.metricsPort)
     ? HttpRouter.serve(MetricsRoute, { disableLogger: true, disableListenLog: true }).pipe(
       Layer.provide(NodeHttpServer.layer(createServer, { port: config.metricsPort.value, host: config.host })),
@@ -264,7 +269,7 @@ const MetricsServerLayer = Layer.unwrap(AppConfig.useSync((config) =>
 const Routes = Layer.mergeAll(ApiRoutes, BearerRoutes, OpsLayer, DocsRoute, WebAssetRoutes, EdgeMiddleware)
 
 const HttpServerLayer = Layer.unwrap(
-  AppConfig.useSync((config) =>
+  ServerConfig.useSync((config) =>
     NodeHttpServer.layer(createServer, {
       port: config.port,
       host: config.host,
@@ -274,7 +279,7 @@ const HttpServerLayer = Layer.unwrap(
 )
 
 /**
- * The HTTP service and job execution on top of the domain. Requires `AppConfig`,
+ * The HTTP service and job execution on top of the domain. Requires the configuration areas (services/config),
  * `AppLogger`, and the pipeline (`Transcriber`, `MediaDecoder`: see layers/Pipeline.ts).
  */
 export const ServerLayer = Layer.merge(
@@ -297,7 +302,7 @@ export const ServerLayer = Layer.merge(
 export const announce = Effect.gen(function*() {
   const logger = yield* AppLogger
   const server = yield* HttpServer.HttpServer
-  const config = yield* AppConfig
+  const config = { ...(yield* SpeechConfig), ...(yield* DatabaseConfig), ...(yield* StorageConfig) }
   logger.pino.info({ msg: "listening", url: HttpServer.formatAddress(server.address), docs: "/docs", ...startupFields(config) })
 })
 

@@ -1,7 +1,7 @@
 /**
  * Durable execution: the effect/cluster runtime under the task engine's `Task` entity
  * (services/work), with the registered task kinds and the start-up reconciler. The caller passes options (see `clusterOptionsFrom` for the
- * mapping from `AppConfig`); nothing here reads the environment itself.
+ * mapping from `DatabaseConfig`); nothing here reads the environment itself.
  *
  * Two shapes, decided by the storage:
  * - `single` (embedded PGlite: one process owns the database): `SingleRunner` with runner
@@ -32,7 +32,7 @@
 import { NodeClusterSocket, NodeCrypto } from "@effect/platform-node"
 import { type Duration, Layer, Option } from "effect"
 import { RunnerAddress, ShardingConfig, SingleRunner } from "effect/cluster"
-import type { AppConfigShape } from "../services/AppConfig.ts"
+import type { DatabaseConfig } from "../services/config/DatabaseConfig.ts"
 import { TaskEntityLayer } from "../services/work/TaskEntity.ts"
 import type { TaskHandlers } from "../services/work/TaskHandlers.ts"
 import { type TaskEngineOptions, TaskRunner } from "../services/work/TaskRunner.ts"
@@ -60,7 +60,7 @@ export type ClusterOptions = RunnerOptions & {
 }
 
 /** Embedded storage → one runner; Postgres → socket runner at the configured address. */
-export const clusterOptionsFrom = (config: AppConfigShape): ClusterOptions =>
+export const clusterOptionsFrom = (config: DatabaseConfig["Service"]): ClusterOptions =>
   Option.isSome(config.databaseUrl)
     ? { mode: "socket", runnerHost: config.runnerHost, runnerPort: config.runnerPort }
     : { mode: "single" }

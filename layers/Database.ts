@@ -8,7 +8,8 @@
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option } from "effect"
 import * as path from "node:path"
-import { AppConfig } from "../services/AppConfig.ts"
+import { DatabaseConfig } from "../services/config/DatabaseConfig.ts"
+import { StorageConfig } from "../services/config/StorageConfig.ts"
 import { EmbeddedPostgres } from "../services/db/EmbeddedPostgres.ts"
 import { MigrationsLayer } from "../services/db/Migrations.ts"
 
@@ -26,10 +27,11 @@ const embedded = (dataDir: string) =>
 
 export const DatabaseLayer = Layer.unwrap(
   Effect.gen(function*() {
-    const config = yield* AppConfig
-    const client = Option.match(config.databaseUrl, {
+    const { databaseUrl } = yield* DatabaseConfig
+    const { dataDir } = yield* StorageConfig
+    const client = Option.match(databaseUrl, {
       onSome: (url) => PgClient.layer({ url, maxConnections: 8 }),
-      onNone: () => embedded(config.dataDir)
+      onNone: () => embedded(dataDir)
     })
     return MigrationsLayer.pipe(Layer.provideMerge(client))
   })

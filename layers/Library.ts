@@ -3,10 +3,13 @@
  * pipeline in its worker thread (as the server runs it) and the transcript renderers, from
  * a few settings instead of the environment.
  */
-import { Layer } from "effect"
+import { Layer, Option } from "effect"
 import { PostgresSearchBackend } from "../search/PostgresSearchBackend.ts"
 import { SearchIndex } from "../search/SearchIndex.ts"
-import { AppConfig, type AppConfigShape } from "../services/AppConfig.ts"
+import { DatabaseConfig } from "../services/config/DatabaseConfig.ts"
+import { InsightsConfig } from "../services/config/InsightsConfig.ts"
+import { SpeechConfig } from "../services/config/SpeechConfig.ts"
+import { StorageConfig } from "../services/config/StorageConfig.ts"
 import { LocalLibrary } from "../services/library/LocalLibrary.ts"
 import { Verbatim } from "../services/library/Verbatim.ts"
 import { LibraryEmbedder } from "../services/search-index/LibraryEmbedder.ts"
@@ -30,8 +33,8 @@ export interface LibraryOptions {
   readonly dataDir?: string
 }
 
-const settings = (options: LibraryOptions): Partial<AppConfigShape> => {
-  const chosen: { -readonly [K in keyof AppConfigShape]?: AppConfigShape[K] } = {}
+const speech = (options: LibraryOptions) => {
+  const chosen: { -readonly [K in keyof SpeechConfig["Service"]]?: SpeechConfig["Service"][K] } = {}
   if (options.modelsDir !== undefined) chosen.modelsDir = options.modelsDir
   if (options.model !== undefined) chosen.model = options.model
   if (options.decoder !== undefined) chosen.decoder = options.decoder
@@ -44,7 +47,8 @@ const settings = (options: LibraryOptions): Partial<AppConfigShape> => {
 export const libraryLayer = (options: LibraryOptions = {}) =>
   Verbatim.layer.pipe(
     Layer.provide(Layer.mergeAll(PipelineLayer, TranscriptFormats.layer, InsightsGeneratorLayer)),
-    Layer.provide(AppConfig.layerWith(settings(options)))
+    // No LLM: the library's insights are extractive.
+    Layer.provide(Layer.merge(SpeechConfig.layerWith(speech(options)), InsightsConfig.layerWith()))
   )
 
 /**
@@ -58,8 +62,12 @@ export const localLibraryLayer = (options: LibraryOptions = {}) =>
     Layer.provide(SearchIndex.layer),
     Layer.provide(Layer.mergeAll(
       PostgresSearchBackend.layer(),
-      Layer.unwrap(AppConfig.useSync((config) => LibraryEmbedder.layer({ modelsDir: config.modelsDir, threads: config.threads })))
+      Layer.unwrap(SpeechConfig.useSync((config) => LibraryEmbedder.layer({ modelsDir: config.modelsDir, threads: config.threads })))
     )),
     Layer.provide(DatabaseLayer),
-    Layer.provide(AppConfig.layerWith({ ...settings(options), dataDir: options.dataDir ?? "./verbatim-library" }))
+    Layer.provide(Layer.mergeAll(
+      SpeechConfig.layerWith(speech(options)),
+      DatabaseConfig.layerWith({ databaseUrl: Option.none() }),
+      StorageConfig.layerWith({ dataDir: options.dataDir ?? "./verbatim-library" })
+    ))
   )

@@ -3,8 +3,10 @@
  * insights), apart from the server's composition root so that the CLI does not load the
  * server, the database and the HTTP API to transcribe a file (App.ts re-exports them).
  */
-import { Layer, Option, Redacted } from "effect"
-import { AppConfig, type AppConfigShape } from "../services/AppConfig.ts"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { InsightsConfig } from "../services/config/InsightsConfig.ts"
+import { SecurityConfig } from "../services/config/SecurityConfig.ts"
+import { SpeechConfig } from "../services/config/SpeechConfig.ts"
 import { InsightsGenerator } from "../services/insights/InsightsGenerator.ts"
 import type { LlmOptions } from "../services/insights/LlmClient.ts"
 import { LinkResolver } from "../services/links/LinkResolver.ts"
@@ -12,14 +14,14 @@ import { SafeFetcher } from "../services/links/SafeFetcher.ts"
 
 /** Link fetching and webhook delivery share one address policy (`VERBATIM_FETCH_ALLOW`). */
 export const FetchLayer = Layer.unwrap(
-  AppConfig.useSync((config) => {
+  SecurityConfig.useSync((config) => {
     const fetcher = SafeFetcher.layer({ allowList: config.fetchAllow })
     return LinkResolver.layerNoDeps.pipe(Layer.provideMerge(fetcher))
   })
 )
 
 /** The OpenAI-compatible endpoint of `VERBATIM_LLM_*` (insights and "Ask this recording"); none without a URL. */
-export const llmOptionsFrom = (config: AppConfigShape): LlmOptions | undefined =>
+export const llmOptionsFrom = (config: InsightsConfig["Service"]): LlmOptions | undefined =>
   Option.isNone(config.llmUrl) ? undefined : {
     url: config.llmUrl.value,
     model: config.llmModel,
@@ -31,6 +33,7 @@ export const llmOptionsFrom = (config: AppConfigShape): LlmOptions | undefined =
  * Insights generation: MiniLM from `VERBATIM_MODELS_DIR` (loaded on the first generation) and,
  * when `VERBATIM_LLM_URL` is set, the OpenAI-compatible endpoint for the abstractive fields.
  */
-export const InsightsGeneratorLayer = Layer.unwrap(AppConfig.useSync((config) =>
-  InsightsGenerator.layer({ modelsDir: config.modelsDir, llm: llmOptionsFrom(config) })
-))
+export const InsightsGeneratorLayer = Layer.unwrap(Effect.gen(function*() {
+  const speech = yield* SpeechConfig
+  return InsightsGenerator.layer({ modelsDir: speech.modelsDir, llm: llmOptionsFrom(yield* InsightsConfig) })
+}))

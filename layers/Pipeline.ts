@@ -12,15 +12,15 @@ import { PipelineWorker } from "../pipeline/worker/PipelineWorker.ts"
 import type { PipelineOptions } from "../pipeline/worker/Protocol.ts"
 import { WorkerDiarizer } from "../pipeline/worker/WorkerDiarizer.ts"
 import { WorkerTranscriber } from "../pipeline/worker/WorkerTranscriber.ts"
-import { AppConfig, type AppConfigShape } from "../services/AppConfig.ts"
+import { SpeechConfig } from "../services/config/SpeechConfig.ts"
 
 /** The model registry alone (the `models` CLI needs no decoder or sessions). */
 export const ModelRegistryLayer = Layer.unwrap(
-  AppConfig.useSync((config) => modelRegistryLayer({ ...config, reportDownloads: true }))
+  SpeechConfig.useSync((config) => modelRegistryLayer({ ...config, reportDownloads: true }))
 )
 
 /** The pipeline's settings as the worker receives them. */
-export const pipelineOptions = (config: AppConfigShape): PipelineOptions => ({
+export const pipelineOptions = (config: SpeechConfig["Service"]): PipelineOptions => ({
   decoder: config.decoder,
   modelsDir: config.modelsDir,
   modelsUrl: config.modelsUrl,
@@ -38,7 +38,7 @@ export const pipelineOptions = (config: AppConfigShape): PipelineOptions => ({
 
 /** Transcription and diarization in the pipeline worker; decoding probes on the main thread. */
 export const PipelineLayer = Layer.unwrap(
-  AppConfig.useSync((config) =>
+  SpeechConfig.useSync((config) =>
     Layer.mergeAll(WorkerTranscriber, WorkerDiarizer).pipe(
       Layer.provide(PipelineWorker.layer({ pipeline: pipelineOptions(config) })),
       Layer.merge(MediaDecoder.layer({ backend: config.decoder }))
@@ -48,5 +48,5 @@ export const PipelineLayer = Layer.unwrap(
 
 /** The whole pipeline on the calling thread (blocks its event loop while it works). */
 export const InProcessPipelineLayer = Layer.unwrap(
-  AppConfig.useSync((config) => localPipeline(pipelineOptions(config)))
+  SpeechConfig.useSync((config) => localPipeline(pipelineOptions(config)))
 )

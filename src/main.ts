@@ -9,7 +9,8 @@ import { Console, Effect, Layer } from "effect"
 import { Command } from "effect/cli"
 import { FetchLayer, InsightsGeneratorLayer } from "../layers/Local.ts"
 import { InProcessPipelineLayer, ModelRegistryLayer, PipelineLayer } from "../layers/Pipeline.ts"
-import { AppConfig, type LogLevel } from "../services/AppConfig.ts"
+import * as Configuration from "../services/config/Configuration.ts"
+import { type LogLevel, ServerConfig } from "../services/config/ServerConfig.ts"
 import { AppLogger } from "../services/observability/AppLogger.ts"
 import { adminCommand } from "./cli/AdminCommands.ts"
 import { speechCommands } from "./cli/SpeechCommands.ts"
@@ -49,7 +50,7 @@ const serve = Command.make(
   {},
   () =>
     Effect.andThen(
-      AppConfig.use((config) => boundShutdown(config.shutdownGraceSeconds, config.logLevel)),
+      ServerConfig.use((config) => boundShutdown(config.shutdownGraceSeconds, config.logLevel)),
       Layer.launch(
         lazy(() => app().then(({ announce, ServerLayer }) => Layer.effectDiscard(announce).pipe(Layer.provideMerge(ServerLayer)))).pipe(
           Layer.provide(PipelineLayer),
@@ -112,7 +113,7 @@ const reportFailure = (error: unknown) => {
 
 verbatim.pipe(
   Command.run({ version: "0.1.0" }),
-  Effect.provide(AppConfig.layer),
+  Effect.provide(Configuration.layer),
   Effect.catch(reportFailure),
   Effect.provide(NodeServices.layer),
   NodeRuntime.runMain

@@ -8,7 +8,7 @@ import { Context, Effect, Layer } from "effect"
 import { PaymentRequired } from "../../src/contract/api/Errors.ts"
 import { billableMinutes, packCovering, type Sku } from "../../src/contract/domain/Catalog.ts"
 import type { AccountId } from "../../src/contract/domain/Ids.ts"
-import { AppConfig } from "../AppConfig.ts"
+import { BillingConfig } from "../config/BillingConfig.ts"
 import { Checkouts } from "./Checkouts.ts"
 
 export class Paywall extends Context.Service<Paywall, {
@@ -27,7 +27,7 @@ export class Paywall extends Context.Service<Paywall, {
     Paywall,
     Effect.gen(function*() {
       const checkouts = yield* Checkouts
-      const config = yield* AppConfig
+      const config = yield* BillingConfig
 
       const pricingUrl = (base: string) => `${base}/pricing`
       const checkoutPageUrl = (base: string, id: string) => `${base}/checkout/${id}`

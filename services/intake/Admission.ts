@@ -24,7 +24,8 @@ import { billableMinutes } from "../../src/contract/domain/Catalog.ts"
 import type { SubmitAnswer } from "../../src/contract/domain/Job.ts"
 import { isEnglishOnlyModel, languageRefusal } from "../../src/contract/domain/Languages.ts"
 import { plans } from "../../src/contract/domain/Plan.ts"
-import { AppConfig } from "../AppConfig.ts"
+import { LimitsConfig } from "../config/LimitsConfig.ts"
+import { SpeechConfig } from "../config/SpeechConfig.ts"
 import { Billing } from "../billing/Billing.ts"
 import { Paywall } from "../billing/Paywall.ts"
 import { JobDispatcher } from "../jobs/JobDispatcher.ts"
@@ -104,7 +105,7 @@ export class Admission extends Context.Service<Admission, {
       const store = yield* JobStore
       const keys = yield* IdempotencyKeys
       const quota = yield* SampleQuota
-      const config = yield* AppConfig
+      const config = { ...(yield* LimitsConfig), ...(yield* SpeechConfig) }
       const dispatcher = yield* JobDispatcher
       const fetcher = yield* SafeFetcher
       const billing = yield* Billing

@@ -7,7 +7,7 @@ import { Context, Effect, Layer } from "effect"
 import { ModelRegistry } from "../../pipeline/models/ModelRegistry.ts"
 import type { WhisperTokenizer } from "../../pipeline/whisper/Tokenizer.ts"
 import { loadWhisperModelInfo } from "../../pipeline/whisper/WhisperModel.ts"
-import { AppConfig } from "../AppConfig.ts"
+import { SpeechConfig } from "../config/SpeechConfig.ts"
 
 export class PromptTokens extends Context.Service<PromptTokens, {
   /**
@@ -20,7 +20,7 @@ export class PromptTokens extends Context.Service<PromptTokens, {
   static readonly layer = Layer.effect(
     PromptTokens,
     Effect.gen(function*() {
-      const config = yield* AppConfig
+      const config = yield* SpeechConfig
       const registry = yield* ModelRegistry
       let tokenizer: WhisperTokenizer | undefined
 

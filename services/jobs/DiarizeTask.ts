@@ -19,7 +19,7 @@
 import { Cause, Duration, Effect, Option, Schedule, Schema } from "effect"
 import { assignSpeakers } from "../../pipeline/diarize/AssignSpeakers.ts"
 import { FileDiarizer } from "../../pipeline/diarize/FileDiarizer.ts"
-import { AppConfig } from "../AppConfig.ts"
+import { JobsConfig } from "../config/JobsConfig.ts"
 import { MediaStorage } from "../storage/MediaStorage.ts"
 import { type GiveUpReason, type GivenUpTask, NoPayload, type TaskHandler, taskKind, type TaskRun } from "../work/TaskKind.ts"
 import { runFailure } from "./JobFailures.ts"
@@ -30,7 +30,7 @@ import { previewSeconds } from "./TranscribeTask.ts"
 /** How often a diarization checks that its job is still its own (deleted, or claimed anew). */
 const jobCheckEvery = Duration.seconds(2)
 
-/** The `diarize` kind: one task per job, no payload; time limits from AppConfig in the handler. */
+/** The `diarize` kind: one task per job, no payload; time limits from JobsConfig in the handler. */
 export const Diarize = taskKind({
   kind: "diarize",
   payload: NoPayload,
@@ -57,7 +57,7 @@ const missingTranscript = runFailure("transcriptMissing")
 export const DiarizeTask = Effect.gen(function*() {
   const runs = yield* JobRuns
   const storage = yield* MediaStorage
-  const config = yield* AppConfig
+  const config = yield* JobsConfig
   const diarizer = yield* Effect.serviceOption(FileDiarizer)
 
   /**

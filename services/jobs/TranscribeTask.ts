@@ -12,7 +12,8 @@
 import { Cause, Clock, Duration, Effect, Option, Schema } from "effect"
 import { Transcriber } from "../../pipeline/Transcriber.ts"
 import { JobErrorCode } from "../../src/contract/domain/Job.ts"
-import { AppConfig } from "../AppConfig.ts"
+import { JobsConfig } from "../config/JobsConfig.ts"
+import { SpeechConfig } from "../config/SpeechConfig.ts"
 import { LinkResolver } from "../links/LinkResolver.ts"
 import { sniffMediaType } from "../playback/MediaType.ts"
 import { mediaKeys } from "../storage/MediaKeys.ts"
@@ -29,7 +30,7 @@ export const previewSeconds = 120
 /** Progress is written at most this often (and whenever the duration becomes known). */
 const progressEveryMs = 2_000
 
-/** The `transcribe` kind: one task per job, no payload; limits here are defaults the handler replaces from AppConfig. */
+/** The `transcribe` kind: one task per job, no payload; limits here are defaults the handler replaces from JobsConfig. */
 export const Transcribe = taskKind({
   kind: "transcribe",
   payload: NoPayload,
@@ -58,14 +59,14 @@ const lostIn = (cause: Cause.Cause<unknown>) =>
     (reason._tag === "Die" && reason.defect instanceof RunLost) || (reason._tag === "Fail" && reason.error instanceof RunLost)
   )
 
-/** The `transcribe` handler; `concurrency` is the process's `VERBATIM_WORKERS`, limits from AppConfig. */
+/** The `transcribe` handler; `concurrency` is the process's `VERBATIM_WORKERS`, limits from JobsConfig. */
 export const TranscribeTask = Effect.gen(function*() {
   const store = yield* JobRuns
   const storage = yield* MediaStorage
   const resolver = yield* LinkResolver
   const transcriber = yield* Transcriber
   const tasks = yield* Tasks
-  const config = yield* AppConfig
+  const config = { ...(yield* JobsConfig), ...(yield* SpeechConfig) }
 
   /** The media file of this run: the upload, or the link downloaded into storage. */
   const mediaPath = Effect.fnUntraced(function*(job: JobRecord, token: string) {

@@ -8,7 +8,10 @@
 import { Cause, Context, Effect, Layer, Logger, Option, Redacted, References } from "effect"
 import { spawnSync } from "node:child_process"
 import pino from "pino"
-import { AppConfig, type AppConfigShape, type LogLevel } from "../AppConfig.ts"
+import type { DatabaseConfig } from "../config/DatabaseConfig.ts"
+import { type LogLevel, ServerConfig } from "../config/ServerConfig.ts"
+import type { SpeechConfig } from "../config/SpeechConfig.ts"
+import type { StorageConfig } from "../config/StorageConfig.ts"
 
 const safeJson = (value: unknown) => {
   try {
@@ -24,7 +27,12 @@ const lineKeys = new Set(["level", "time", "service", "msg"])
 const options = (level: LogLevel): pino.LoggerOptions => ({ level, base: { service: "verbatim" } })
 
 /** A database URL without its password (and query string), for the log. */
-const databaseForLog = (config: Pick<AppConfigShape, "databaseUrl" | "dataDir">): string =>
+type StartupSettings =
+  & Pick<SpeechConfig["Service"], "model" | "encoder" | "decoder" | "workers">
+  & Pick<DatabaseConfig["Service"], "databaseUrl">
+  & Pick<StorageConfig["Service"], "dataDir">
+
+const databaseForLog = (config: Pick<StartupSettings, "databaseUrl" | "dataDir">): string =>
   Option.match(config.databaseUrl, {
     onNone: () => `embedded PGlite in ${config.dataDir}/pg`,
     onSome: (secret) => {
@@ -42,7 +50,7 @@ const databaseForLog = (config: Pick<AppConfigShape, "databaseUrl" | "dataDir">)
  * ffmpeg build that decodes (`auto` resolved by the same test as pipeline/media/MediaDecoder.ts:
  * `ffmpeg -version` runs), and the database, never its password.
  */
-export const startupFields = (config: AppConfigShape) => ({
+export const startupFields = (config: StartupSettings) => ({
   model: config.model,
   encoder: config.encoder,
   decoder: config.decoder !== "auto"
@@ -121,7 +129,7 @@ export class AppLogger extends Context.Service<AppLogger, {
 
   static readonly layer = Layer.effect(
     AppLogger,
-    AppConfig.use((config) => AppLogger.buffered(config.logLevel))
+    ServerConfig.use((config) => AppLogger.buffered(config.logLevel))
   )
 
   /** Effect's `Effect.log*` calls written as pino JSON lines. */

@@ -15,7 +15,9 @@ import * as fs from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 import { whisperModels } from "../../pipeline/models/ModelRegistry.ts"
-import { AppConfig } from "../AppConfig.ts"
+import { JobsConfig } from "../config/JobsConfig.ts"
+import { SpeechConfig } from "../config/SpeechConfig.ts"
+import { StorageConfig } from "../config/StorageConfig.ts"
 import { mediaRoot } from "../storage/MediaStorage.ts"
 
 export interface ReadinessCheck {
@@ -47,7 +49,7 @@ export class Readiness extends Context.Service<Readiness, {
     Readiness,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const config = yield* AppConfig
+      const config = { ...(yield* JobsConfig), ...(yield* SpeechConfig), ...(yield* StorageConfig) }
 
       const database = within(
         "database",

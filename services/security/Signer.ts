@@ -12,7 +12,8 @@ import { SqlClient } from "effect/sql"
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { AppConfig } from "../AppConfig.ts"
+import { SecurityConfig } from "../config/SecurityConfig.ts"
+import { StorageConfig } from "../config/StorageConfig.ts"
 
 /** Derivation context: a new purpose gets a new label, never the same secret. */
 const signingInfo = "verbatim/signed-links/v1"
@@ -59,7 +60,7 @@ export class Signer extends Context.Service<Signer, {
   static readonly layer = Layer.effect(
     Signer,
     Effect.gen(function*() {
-      const config = yield* AppConfig
+      const config = { ...(yield* SecurityConfig), ...(yield* StorageConfig) }
       const sql = yield* SqlClient.SqlClient
       // Earlier versions kept the secret itself here in plain text: never read, now removed.
       yield* sql`DELETE FROM instance_settings WHERE key = 'signing_secret'`

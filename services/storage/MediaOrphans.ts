@@ -8,7 +8,7 @@
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { AppConfig } from "../AppConfig.ts"
+import { StorageConfig } from "../config/StorageConfig.ts"
 import { MediaStorage } from "./MediaStorage.ts"
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -16,7 +16,7 @@ const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 export const sweepMediaOrphans = Effect.gen(function*() {
   const storage = yield* MediaStorage
   const sql = yield* SqlClient.SqlClient
-  const boundMs = (yield* AppConfig).uploadOrphanSeconds * 1000
+  const boundMs = (yield* StorageConfig).uploadOrphanSeconds * 1000
   const temporaries = yield* storage.sweepTemporaries(boundMs)
   const idle = (yield* storage.idleOwnerFolders(boundMs)).filter((owner) => uuid.test(owner.ownerId))
   if (idle.length === 0) return { temporaries, orphans: 0 }

@@ -14,7 +14,7 @@ import { Clock, Context, Effect, Layer, Option, Schema, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { AppConfig, type AppConfigShape } from "../AppConfig.ts"
+import { StorageConfig } from "../config/StorageConfig.ts"
 
 export class ObjectTooLarge extends Schema.TaggedError<ObjectTooLarge>()("ObjectTooLarge", {
   limit: Schema.Number
@@ -42,7 +42,7 @@ export interface OwnerFolder {
 }
 
 /** The media directory: `VERBATIM_MEDIA_DIR`, else `<VERBATIM_DATA_DIR>/media`, absolute. */
-export const mediaRoot = (config: Pick<AppConfigShape, "dataDir" | "mediaDir">): string =>
+export const mediaRoot = (config: Pick<StorageConfig["Service"], "dataDir" | "mediaDir">): string =>
   path.resolve(Option.getOrElse(config.mediaDir, () => path.join(config.dataDir, "media")))
 
 const safeKey = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,400}$/
@@ -274,5 +274,5 @@ export class MediaStorage extends Context.Service<MediaStorage, {
       })
     })
 
-  static readonly layer = Layer.unwrap(AppConfig.useSync((config) => MediaStorage.layerDirectory(mediaRoot(config))))
+  static readonly layer = Layer.unwrap(StorageConfig.useSync((config) => MediaStorage.layerDirectory(mediaRoot(config))))
 }

@@ -26,7 +26,8 @@ import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { AppConfig } from "../AppConfig.ts"
+import { DatabaseConfig } from "../config/DatabaseConfig.ts"
+import { StorageConfig } from "../config/StorageConfig.ts"
 import { mediaRoot } from "./MediaStorage.ts"
 
 /** Another live process whose marker this one cannot read. */
@@ -141,8 +142,10 @@ export class SharedMedia extends Context.Service<SharedMedia, {
       })
     )
 
-  /** From `AppConfig`: the media directory of `MediaStorage.layer`; checked when `DATABASE_URL` is set. */
-  static readonly layer = Layer.unwrap(AppConfig.useSync((config) =>
-    SharedMedia.layerWith({ root: mediaRoot(config), shared: Option.isSome(config.databaseUrl) })
-  ))
+  /** The media directory of `MediaStorage.layer` (StorageConfig); checked when `DATABASE_URL` is set. */
+  static readonly layer = Layer.unwrap(Effect.gen(function*() {
+    const storage = yield* StorageConfig
+    const database = yield* DatabaseConfig
+    return SharedMedia.layerWith({ root: mediaRoot(storage), shared: Option.isSome(database.databaseUrl) })
+  }))
 }

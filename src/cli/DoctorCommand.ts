@@ -20,7 +20,10 @@ import * as net from "node:net"
 import * as path from "node:path"
 import { nativeFfmpegAvailable } from "../../pipeline/media/FfmpegNative.ts"
 import { ModelRegistry } from "../../pipeline/models/ModelRegistry.ts"
-import { AppConfig } from "../../services/AppConfig.ts"
+import { DatabaseConfig } from "../../services/config/DatabaseConfig.ts"
+import { ServerConfig } from "../../services/config/ServerConfig.ts"
+import { SpeechConfig } from "../../services/config/SpeechConfig.ts"
+import { StorageConfig } from "../../services/config/StorageConfig.ts"
 import { migrations } from "../../services/db/Migrations.ts"
 import { minFreeBytes } from "../../services/ops/Readiness.ts"
 
@@ -90,7 +93,7 @@ export const doctorCommand = <E, R>(database: Layer.Layer<SqlClient.SqlClient, E
     "doctor",
     { json: Flag.Boolean("json").pipe(Flag.withDescription("Print the checks as JSON"), Flag.withDefault(false)) },
     Effect.fn(function*({ json }) {
-      const config = yield* AppConfig
+      const config = { ...(yield* DatabaseConfig), ...(yield* ServerConfig), ...(yield* SpeechConfig), ...(yield* StorageConfig) }
       const registry = yield* ModelRegistry
       const checks: Array<DoctorCheck> = []
 

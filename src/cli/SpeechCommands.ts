@@ -13,7 +13,7 @@ import { inspectMediaContent } from "../../pipeline/media/MediaContent.ts"
 import { ModelRegistry } from "../../pipeline/models/ModelRegistry.ts"
 import type { FileDiarizer } from "../../pipeline/diarize/FileDiarizer.ts"
 import type { Transcriber } from "../../pipeline/Transcriber.ts"
-import { AppConfig } from "../../services/AppConfig.ts"
+import { SpeechConfig } from "../../services/config/SpeechConfig.ts"
 import type { InsightsGenerator } from "../../services/insights/InsightsGenerator.ts"
 import { Verbatim } from "../../services/library/Verbatim.ts"
 import { LinkResolver } from "../../services/links/LinkResolver.ts"
@@ -272,7 +272,7 @@ const modelsList = Command.make(
   {},
   Effect.fn(function*() {
     const registry = yield* ModelRegistry
-    const config = yield* AppConfig
+    const config = yield* SpeechConfig
     const rows = registry.specs.map((spec) => {
       const dir = path.resolve(config.modelsDir, spec.folder)
       const present = spec.files.every((f) => fs.existsSync(path.join(dir, f.file)))

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Accounts } from "../../services/Accounts.ts"
-import { AppConfig } from "../../services/AppConfig.ts"
+import { LimitsConfig } from "../../services/config/LimitsConfig.ts"
 import { Api } from "../contract/api/Api.ts"
 import { CurrentCaller } from "../contract/api/Security.ts"
 import { plans } from "../contract/domain/Plan.ts"
@@ -14,7 +14,7 @@ export const AccountHandlers = HttpApiBuilder.group(
   "account",
   Effect.fn(function*(handlers) {
     const accounts = yield* Accounts
-    const config = yield* AppConfig
+    const config = yield* LimitsConfig
     return handlers.handle("me", () =>
       Effect.gen(function*() {
         const caller = yield* CurrentCaller

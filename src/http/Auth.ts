@@ -9,7 +9,8 @@ import { Clock, Effect, Layer, Option, Redacted } from "effect"
 import { HttpServerRequest } from "effect/http"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { ApiKeys } from "../../services/ApiKeys.ts"
-import { AppConfig } from "../../services/AppConfig.ts"
+import { LimitsConfig } from "../../services/config/LimitsConfig.ts"
+import { ServerConfig } from "../../services/config/ServerConfig.ts"
 import { effectivePlan } from "../../services/billing/Billing.ts"
 import { RateLimiter } from "../../services/RateLimiter.ts"
 import { Sessions } from "../../services/people/Sessions.ts"
@@ -40,7 +41,7 @@ export const clientAddress = (request: HttpServerRequest.HttpServerRequest, trus
 const bearerToken = /^bearer\s+(\S+)\s*$/i
 
 const makeAuthenticate = Effect.gen(function*() {
-  const config = yield* AppConfig
+  const config = { ...(yield* LimitsConfig), ...(yield* ServerConfig) }
   const keys = yield* ApiKeys
   const limiter = yield* RateLimiter
   const sessions = yield* Sessions

@@ -8,7 +8,7 @@
 import { Clock, Effect, Option } from "effect"
 import type { HttpServerRequest } from "effect/http"
 import { ApiKeys } from "../../services/ApiKeys.ts"
-import { AppConfig } from "../../services/AppConfig.ts"
+import { LimitsConfig } from "../../services/config/LimitsConfig.ts"
 import { effectivePlan } from "../../services/billing/Billing.ts"
 import { RateLimiter } from "../../services/RateLimiter.ts"
 import { InvalidApiKey, MissingApiKey, RateLimited } from "../contract/api/Errors.ts"
@@ -20,7 +20,7 @@ const bearer = /^bearer\s+(\S+)\s*$/i
 
 /** Builds the check once (it holds the services); run it per request. */
 export const makeBearerAuth = Effect.gen(function*() {
-  const config = yield* AppConfig
+  const config = yield* LimitsConfig
   const keys = yield* ApiKeys
   const limiter = yield* RateLimiter
   const invalid = () => new InvalidApiKey({ error: "The API key is not valid: it is unknown, revoked or expired." })

@@ -1,7 +1,8 @@
 /** `/v1/credits`, `/v1/usage`, `/v1/checkout`, and the payment pages and provider webhook. */
 import { Cause, Clock, Effect, Option, Redacted } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { AppConfig } from "../../services/AppConfig.ts"
+import { BillingConfig } from "../../services/config/BillingConfig.ts"
+import { ServerConfig } from "../../services/config/ServerConfig.ts"
 import { Billing, effectivePlan } from "../../services/billing/Billing.ts"
 import { type CheckoutRecord, Checkouts } from "../../services/billing/Checkouts.ts"
 import { verifyPaddle } from "../../services/billing/PaddleSignature.ts"
@@ -37,7 +38,7 @@ export const BillingHandlers = HttpApiBuilder.group(
     const billing = yield* Billing
     const usage = yield* UsageReport
     const checkouts = yield* Checkouts
-    const config = yield* AppConfig
+    const config = { ...(yield* BillingConfig), ...(yield* ServerConfig) }
     const paywall = yield* Paywall
     const usageView = yield* makeUsageView
 
@@ -132,7 +133,7 @@ export const PaymentPagesHandlers = HttpApiBuilder.group(
   "paymentPages",
   Effect.fn(function*(handlers) {
     const checkouts = yield* Checkouts
-    const config = yield* AppConfig
+    const config = yield* BillingConfig
     return handlers
       .handle("checkoutPage", ({ params }) =>
         Effect.gen(function*() {

@@ -1,7 +1,7 @@
 /** "Ask this recording": decode → one service call → encode. */
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { AppConfig } from "../../services/AppConfig.ts"
+import { ServerConfig } from "../../services/config/ServerConfig.ts"
 import { JobChat } from "../../services/chat/JobChat.ts"
 import { Api } from "../contract/api/Api.ts"
 import { CurrentAccount } from "../contract/api/Security.ts"
@@ -12,7 +12,7 @@ export const ChatHandlers = HttpApiBuilder.group(
   Api,
   "chat",
   Effect.fn(function*(handlers) {
-    const config = yield* AppConfig
+    const config = yield* ServerConfig
     const chat = yield* JobChat
     return handlers
       .handle("ask", ({ params, payload, request }) =>

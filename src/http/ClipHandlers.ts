@@ -1,7 +1,7 @@
 /** Clips and their signed video links: decode → one service call → encode. */
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { AppConfig } from "../../services/AppConfig.ts"
+import { ServerConfig } from "../../services/config/ServerConfig.ts"
 import { Clips } from "../../services/clips/Clips.ts"
 import { Api } from "../contract/api/Api.ts"
 import { CurrentAccount } from "../contract/api/Security.ts"
@@ -13,7 +13,7 @@ export const ClipHandlers = HttpApiBuilder.group(
   Api,
   "clips",
   Effect.fn(function*(handlers) {
-    const config = yield* AppConfig
+    const config = yield* ServerConfig
     const clips = yield* Clips
     return handlers
       .handle("create", ({ params, payload, request }) =>

@@ -12,7 +12,7 @@
  */
 import { Cause, Effect, Option, type Types } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { AppConfig, type AppConfigShape } from "../../services/AppConfig.ts"
+import { ServerConfig } from "../../services/config/ServerConfig.ts"
 import { AppLogger } from "../../services/observability/AppLogger.ts"
 import { accessTokenPrefix } from "../contract/domain/People.ts"
 import { BrowserForbidden } from "../contract/api/Errors.ts"
@@ -39,7 +39,7 @@ const pagePath = (path: string) =>
  * same-origin fetch without `Origin`): the pages and `/web/*`, and `/v1/*` authenticated by a
  * session access token.
  */
-export const browserAllowed = (config: AppConfigShape, request: HttpServerRequest.HttpServerRequest): boolean => {
+export const browserAllowed = (config: ServerConfig["Service"], request: HttpServerRequest.HttpServerRequest): boolean => {
   const origin = request.headers["origin"]
   const fetchSite = request.headers["sec-fetch-site"]
   if (request.method === "OPTIONS" && request.headers["access-control-request-method"] !== undefined) return false
@@ -70,7 +70,7 @@ const retryAfterFromBody = (response: HttpServerResponse.HttpServerResponse): st
 export const EdgeMiddleware = HttpRouter.middleware(
   Effect.gen(function*() {
     const logger = yield* AppLogger
-    const config = yield* AppConfig
+    const config = yield* ServerConfig
     // Every failure is turned into a response here; the declared `unhandled` error only
     // satisfies the router's bookkeeping for global middleware.
     return (httpEffect): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest> =>

@@ -1,7 +1,7 @@
 /** A job's insights: decode → one service call → encode. */
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { AppConfig } from "../../services/AppConfig.ts"
+import { ServerConfig } from "../../services/config/ServerConfig.ts"
 import { JobInsights } from "../../services/insights/JobInsights.ts"
 import { Api } from "../contract/api/Api.ts"
 import { CurrentAccount } from "../contract/api/Security.ts"
@@ -12,7 +12,7 @@ export const InsightsHandlers = HttpApiBuilder.group(
   Api,
   "insights",
   Effect.fn(function*(handlers) {
-    const config = yield* AppConfig
+    const config = yield* ServerConfig
     const insights = yield* JobInsights
     return handlers.handle("get", ({ params, request }) =>
       Effect.gen(function*() {

@@ -4,7 +4,7 @@ import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { JobAccess } from "../../services/access/JobAccess.ts"
 import { JobCommands } from "../../services/access/JobCommands.ts"
-import { AppConfig } from "../../services/AppConfig.ts"
+import { ServerConfig } from "../../services/config/ServerConfig.ts"
 import { Paywall } from "../../services/billing/Paywall.ts"
 import { JobQueries } from "../../services/access/JobQueries.ts"
 import { etagOf, makeJobView } from "../../services/jobs/JobViews.ts"
@@ -18,7 +18,7 @@ export const JobListHandlers = HttpApiBuilder.group(
   Api,
   "jobList",
   Effect.fn(function*(handlers) {
-    const config = yield* AppConfig
+    const config = yield* ServerConfig
     const paywall = yield* Paywall
     const queries = yield* JobQueries
     return handlers
@@ -39,7 +39,7 @@ export const JobHandlers = HttpApiBuilder.group(
   Api,
   "jobs",
   Effect.fn(function*(handlers) {
-    const config = yield* AppConfig
+    const config = yield* ServerConfig
     const paywall = yield* Paywall
     const jobView = yield* makeJobView
     const access = yield* JobAccess

@@ -10,7 +10,7 @@ import { McpProtocol, McpServer } from "effect/ai"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { JobAccess } from "../../services/access/JobAccess.ts"
 import { JobQueries } from "../../services/access/JobQueries.ts"
-import { AppConfig, type AppConfigShape } from "../../services/AppConfig.ts"
+import { ServerConfig } from "../../services/config/ServerConfig.ts"
 import { Paywall } from "../../services/billing/Paywall.ts"
 import { SubmitJob } from "../../services/intake/SubmitJob.ts"
 import { makeJobView } from "../../services/jobs/JobViews.ts"
@@ -30,7 +30,7 @@ import { errorResponse } from "./ErrorResponses.ts"
 export const mcpPath = "/mcp"
 
 /** Links handed out in tool answers (pay links, unlock links) use the configured public root. */
-const baseUrl = (config: AppConfigShape) => Option.getOrElse(config.publicUrl, () => `http://${config.host}:${config.port}`)
+const baseUrl = (config: ServerConfig["Service"]) => Option.getOrElse(config.publicUrl, () => `http://${config.host}:${config.port}`)
 
 const extras = ["retry_after", "checkout_url", "upgrade_url", "limit", "running"] as const
 
@@ -45,7 +45,7 @@ export const toToolFailure = (error: { readonly error: string; readonly code: st
 }
 
 const ToolHandlers = VerbatimTools.toLayer(Effect.gen(function*() {
-  const config = yield* AppConfig
+  const config = yield* ServerConfig
   const submitJob = yield* SubmitJob
   const access = yield* JobAccess
   const queries = yield* JobQueries

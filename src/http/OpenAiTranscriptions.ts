@@ -10,7 +10,7 @@
  */
 import { Effect, Option, Schedule, Schema } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse, type Multipart } from "effect/http"
-import { AppConfig } from "../../services/AppConfig.ts"
+import { ServerConfig } from "../../services/config/ServerConfig.ts"
 import { fileTooLarge } from "../../services/intake/MediaIntake.ts"
 import { type StoredUpload, SubmitJob } from "../../services/intake/SubmitJob.ts"
 import { fileContent } from "./BodyStream.ts"
@@ -114,7 +114,7 @@ const failedJob = (job: JobRecord) =>
 
 const handler = Effect.gen(function*() {
   const authenticate = yield* makeBearerAuth
-  const config = yield* AppConfig
+  const config = yield* ServerConfig
   const submitJob = yield* SubmitJob
   const storage = yield* MediaStorage
   const store = yield* JobStore

@@ -1,7 +1,7 @@
 /** Library search, clip candidates and clip search: decode → one service call → encode. */
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { AppConfig } from "../../services/AppConfig.ts"
+import { ServerConfig } from "../../services/config/ServerConfig.ts"
 import { ClipDiscovery } from "../../services/search-index/ClipDiscovery.ts"
 import { LibrarySearch } from "../../services/search-index/LibrarySearch.ts"
 import { Api } from "../contract/api/Api.ts"
@@ -26,7 +26,7 @@ export const ClipDiscoveryHandlers = HttpApiBuilder.group(
   Api,
   "clipDiscovery",
   Effect.fn(function*(handlers) {
-    const config = yield* AppConfig
+    const config = yield* ServerConfig
     const discovery = yield* ClipDiscovery
     return handlers
       .handle("candidates", ({ params, query, request }) =>

@@ -13,7 +13,7 @@ import { Clock, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { timingSafeEqual } from "node:crypto"
-import { AppConfig, type AppConfigShape } from "../../services/AppConfig.ts"
+import { ServerConfig } from "../../services/config/ServerConfig.ts"
 import { absoluteLifetime, Sessions, type SignedIn } from "../../services/people/Sessions.ts"
 import { effectivePlan } from "../../services/billing/Billing.ts"
 import {
@@ -31,12 +31,12 @@ const safeMethods = new Set(["GET", "HEAD", "OPTIONS"])
 const originOf = (url: string): string | undefined => URL.canParse(url) ? new URL(url).origin : undefined
 
 /** The request came over https: the public URL says so, or a trusted proxy does. */
-export const isSecureRequest = (config: AppConfigShape, request: HttpServerRequest.HttpServerRequest) =>
+export const isSecureRequest = (config: ServerConfig["Service"], request: HttpServerRequest.HttpServerRequest) =>
   (Option.isSome(config.publicUrl) && config.publicUrl.value.toLowerCase().startsWith("https:")) ||
   (config.trustProxy && request.headers["x-forwarded-proto"]?.split(",")[0]?.trim().toLowerCase() === "https")
 
 /** The origins this service answers as: the public URL's, and the one the request's Host names. */
-export const ownOrigins = (config: AppConfigShape, request: HttpServerRequest.HttpServerRequest): ReadonlyArray<string> => {
+export const ownOrigins = (config: ServerConfig["Service"], request: HttpServerRequest.HttpServerRequest): ReadonlyArray<string> => {
   const origins: Array<string> = []
   if (Option.isSome(config.publicUrl)) {
     const origin = originOf(config.publicUrl.value)
@@ -53,13 +53,13 @@ export const ownOrigins = (config: AppConfigShape, request: HttpServerRequest.Ht
 }
 
 /** No `Origin` (not a browser's cross-origin call), or our own. */
-export const isSameOriginOrNone = (config: AppConfigShape, request: HttpServerRequest.HttpServerRequest) => {
+export const isSameOriginOrNone = (config: ServerConfig["Service"], request: HttpServerRequest.HttpServerRequest) => {
   const origin = request.headers["origin"]
   return origin === undefined || ownOrigins(config, request).includes(origin)
 }
 
 /** Registers the session cookie on the response being built. */
-export const setSessionCookie = (config: AppConfigShape, request: HttpServerRequest.HttpServerRequest, token: string) =>
+export const setSessionCookie = (config: ServerConfig["Service"], request: HttpServerRequest.HttpServerRequest, token: string) =>
   HttpApiBuilder.securitySetCookie(sessionCookieSecurity, token, {
     httpOnly: true,
     sameSite: "lax",
@@ -69,7 +69,7 @@ export const setSessionCookie = (config: AppConfigShape, request: HttpServerRequ
   })
 
 /** Clears the session cookie in the browser. */
-export const clearSessionCookie = (config: AppConfigShape, request: HttpServerRequest.HttpServerRequest) =>
+export const clearSessionCookie = (config: ServerConfig["Service"], request: HttpServerRequest.HttpServerRequest) =>
   HttpApiBuilder.securitySetCookie(sessionCookieSecurity, "", {
     httpOnly: true,
     sameSite: "lax",
@@ -101,7 +101,7 @@ const sameToken = (sent: string | undefined, expected: string) => {
 
 const makeWebAuthenticate = Effect.gen(function*() {
   const sessions = yield* Sessions
-  const config = yield* AppConfig
+  const config = yield* ServerConfig
   return Effect.fn("SessionAuth.authenticate")(function*(credential: Redacted.Redacted<string>) {
     const request = yield* HttpServerRequest.HttpServerRequest
     const token = Redacted.value(credential)

@@ -6,7 +6,7 @@
 import { Effect, Schema, Stream } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import type { Multipart } from "effect/http"
-import { AppConfig } from "../../services/AppConfig.ts"
+import { ServerConfig } from "../../services/config/ServerConfig.ts"
 import { Admission } from "../../services/intake/Admission.ts"
 import { fileTooLarge } from "../../services/intake/MediaIntake.ts"
 import { type StoredUpload, SubmitJob } from "../../services/intake/SubmitJob.ts"
@@ -49,7 +49,7 @@ export const SubmitHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const admission = yield* Admission
     const submitJob = yield* SubmitJob
-    const config = yield* AppConfig
+    const config = yield* ServerConfig
     const storage = yield* MediaStorage
 
     return handlers

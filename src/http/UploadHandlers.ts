@@ -7,7 +7,7 @@
 import { Clock, Effect, Option } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { AppConfig } from "../../services/AppConfig.ts"
+import { ServerConfig } from "../../services/config/ServerConfig.ts"
 import { Signer } from "../../services/security/Signer.ts"
 import { MediaStorage } from "../../services/storage/MediaStorage.ts"
 import { UploadTickets, type UploadTicketRecord } from "../../services/uploads/UploadTickets.ts"
@@ -42,7 +42,7 @@ export const UploadHandlers = HttpApiBuilder.group(
     const admission = yield* Admission
     const submitJob = yield* SubmitJob
     const signer = yield* Signer
-    const config = yield* AppConfig
+    const config = yield* ServerConfig
 
     const ticketAnswer = (ticket: UploadTicketRecord, baseUrl: string, now: number) => {
       const expires = Math.floor(now / 1000) + uploadUrlLifetimeSeconds

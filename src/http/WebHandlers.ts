@@ -9,7 +9,7 @@ import { HttpServerRequest } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Accounts } from "../../services/Accounts.ts"
 import { ApiKeys, keyStatus, maxActiveKeys } from "../../services/ApiKeys.ts"
-import { AppConfig } from "../../services/AppConfig.ts"
+import { ServerConfig } from "../../services/config/ServerConfig.ts"
 import { Billing } from "../../services/billing/Billing.ts"
 import { checkoutConfirmation, Checkouts } from "../../services/billing/Checkouts.ts"
 import { Paywall } from "../../services/billing/Paywall.ts"
@@ -72,7 +72,7 @@ const adminView = (member: Member): AdminAccount => ({
 
 /** Sign-up and sign-in have no session to carry a CSRF token, so a browser must at least send them from here. */
 const requireOwnOrigin = Effect.gen(function*() {
-  const config = yield* AppConfig
+  const config = yield* ServerConfig
   const request = yield* HttpServerRequest.HttpServerRequest
   if (!isSameOriginOrNone(config, request)) {
     return yield* new CsrfFailed({ error: "Sign-up and sign-in are only accepted from this service's own pages." })
@@ -83,7 +83,7 @@ export const WebAuthHandlers = HttpApiBuilder.group(
   Api,
   "webAuth",
   Effect.fn(function*(handlers) {
-    const config = yield* AppConfig
+    const config = yield* ServerConfig
     const signUp = yield* SignUp
     const signIn = yield* SignIn
     const sessions = yield* Sessions
@@ -129,7 +129,7 @@ export const WebAccountHandlers = HttpApiBuilder.group(
   Api,
   "webAccount",
   Effect.fn(function*(handlers) {
-    const config = yield* AppConfig
+    const config = yield* ServerConfig
     const sessions = yield* Sessions
     const keys = yield* ApiKeys
     const paywall = yield* Paywall
@@ -208,7 +208,7 @@ export const WebAdminHandlers = HttpApiBuilder.group(
   Api,
   "webAdmin",
   Effect.fn(function*(handlers) {
-    const config = yield* AppConfig
+    const config = yield* ServerConfig
     const accounts = yield* Accounts
     const members = yield* Members
     const billing = yield* Billing

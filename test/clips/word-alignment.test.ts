@@ -11,7 +11,7 @@ import { InProcessPipelineLayer } from "../../layers/Pipeline.ts"
 import { Transcriber } from "../../pipeline/Transcriber.ts"
 import { clipWords } from "../../services/clips/ClipWords.ts"
 import { alignTimes, matchWords, WordAlignment } from "../../services/clips/WordAlignment.ts"
-import { AppConfig } from "../../services/AppConfig.ts"
+import { SpeechConfig } from "../../services/config/SpeechConfig.ts"
 import type { Transcript } from "../../src/contract/domain/Transcript.ts"
 import { modelsDir } from "../support/paths.ts"
 
@@ -43,7 +43,7 @@ describe("matching words", () => {
 
 describe("aligning a finished job's words on demand (real pipeline)", () => {
   const file = "/work/shared/media/a01_slt_budget.wav"
-  const config = AppConfig.layerWith({ modelsDir, model: "whisper-tiny.en", decoder: "wasm", threads: 1 })
+  const config = SpeechConfig.layerWith({ modelsDir, model: "whisper-tiny.en", decoder: "wasm", threads: 1 })
   const pipeline = InProcessPipelineLayer.pipe(Layer.provide(config))
   const layer = Layer.mergeAll(WordAlignment.layer, pipeline).pipe(Layer.provide(pipeline))
   let plain: Transcript

@@ -11,7 +11,10 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, it as plainIt } from "vitest"
-import { AppConfig } from "../../services/AppConfig.ts"
+import { DatabaseConfig } from "../../services/config/DatabaseConfig.ts"
+import { SpeechConfig } from "../../services/config/SpeechConfig.ts"
+import { StorageConfig } from "../../services/config/StorageConfig.ts"
+import { configLayerWith } from "../support/config.ts"
 import { AppLogger, startupFields } from "../../services/observability/AppLogger.ts"
 import { modelsDir } from "../support/paths.ts"
 import { startServerProcess } from "../support/process.ts"
@@ -103,8 +106,8 @@ it.effect("one format: numeric level, service once, also for Effect logs annotat
 
 plainIt("the start-up fields name the model, the resolved decoder and the database without its password", () => {
   const config = Effect.runSync(Effect.scoped(Effect.map(
-    Layer.build(AppConfig.layerWith({ databaseUrl: Option.some(Redacted.make("postgres://app:s3cret@db.internal:5433/verbatim?sslmode=require")) })),
-    (context) => Context.get(context, AppConfig)
+    Layer.build(configLayerWith({ databaseUrl: Option.some(Redacted.make("postgres://app:s3cret@db.internal:5433/verbatim?sslmode=require")) })),
+    (context) => ({ ...Context.get(context, SpeechConfig), ...Context.get(context, DatabaseConfig), ...Context.get(context, StorageConfig) })
   )))
   const fields = startupFields(config)
   assert.strictEqual(fields.model, "whisper-base")

@@ -11,7 +11,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, expect, it } from "vitest"
 import { DatabaseLayer } from "../../layers/Database.ts"
-import { AppConfig, type AppConfigShape } from "../../services/AppConfig.ts"
+import { type AllSettings, configLayerWith } from "../support/config.ts"
 import { Signer } from "../../services/security/Signer.ts"
 import { makeTestStorage, type TestStorage } from "../support/database.ts"
 
@@ -29,7 +29,7 @@ const newStorage = async (label: string) => {
 /** Starts Signer on `storage` (a process start), runs `use`, and stops. */
 const withSigner = <A>(
   storage: TestStorage,
-  overrides: Partial<AppConfigShape>,
+  overrides: Partial<AllSettings>,
   use: (signer: Signer["Service"], sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>
 ) =>
   Effect.runPromise(
@@ -39,7 +39,7 @@ const withSigner = <A>(
       Effect.provide(
         Signer.layer.pipe(
           Layer.provideMerge(DatabaseLayer),
-          Layer.provideMerge(AppConfig.layerWith({ dataDir: storage.dataDir, databaseUrl: storage.databaseUrl, ...overrides }))
+          Layer.provideMerge(configLayerWith({ dataDir: storage.dataDir, databaseUrl: storage.databaseUrl, ...overrides }))
         )
       )
     ) as Effect.Effect<A>

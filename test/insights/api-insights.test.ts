@@ -32,7 +32,7 @@ import type { Transcript } from "../../src/contract/domain/Transcript.ts"
 import { accepted, expectError, request, submitFile, waitForJob } from "../support/jobsClient.ts"
 import { mediaDir } from "../support/paths.ts"
 import { startServer, type TestServer } from "../support/server.ts"
-import type { AppConfigShape } from "../../services/AppConfig.ts"
+import type { AllSettings } from "../support/config.ts"
 import { makeStandIn, tinyWav } from "../support/standInPipeline.ts"
 import { makeChecker } from "../contract/openApiCheck.ts"
 
@@ -266,7 +266,7 @@ describe("insights with the real pipeline", () => {
  * A server with the stand-in pipeline whose LLM endpoint is `llm`, a test double started here
  * (the pipeline is not what these tests are about: its transcript is the directive's text).
  */
-const withLlmDouble = (label: string, llm: http.RequestListener, overrides: Partial<AppConfigShape>) => {
+const withLlmDouble = (label: string, llm: http.RequestListener, overrides: Partial<AllSettings>) => {
   const state = { server: undefined as unknown as TestServer, key: "", calls: 0 }
   const double = http.createServer((request, response) => {
     state.calls++

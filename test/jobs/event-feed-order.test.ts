@@ -12,7 +12,7 @@ import { Effect, Layer, ManagedRuntime, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AppConfig } from "../../services/AppConfig.ts"
+import { DatabaseConfig } from "../../services/config/DatabaseConfig.ts"
 import { type JobEventConsumer, JobEventFeed } from "../../services/work/JobEventFeed.ts"
 import { JobEventLog } from "../../services/work/JobEventLog.ts"
 import { JobId } from "../../src/contract/domain/Ids.ts"
@@ -71,7 +71,7 @@ describe("job event feed order", () => {
   })
 
   it.skipIf(!onPostgres)("delivers an event committed after a later-numbered one, and both once", async () => {
-    const databaseUrl = await engine.run(AppConfig.use((config) => Effect.succeed(config.databaseUrl)))
+    const databaseUrl = await engine.run(DatabaseConfig.use((config) => Effect.succeed(config.databaseUrl)))
     // A second pool of its own: transaction A holds one of its connections open.
     const other = ManagedRuntime.make(
       JobEventLog.layer.pipe(Layer.provideMerge(PgClient.layer({ url: Option.getOrThrow(databaseUrl), maxConnections: 2 })))

@@ -10,7 +10,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { DatabaseLayer } from "../../layers/Database.ts"
-import { AppConfig } from "../../services/AppConfig.ts"
+import { configLayerWith } from "../support/config.ts"
 import { Readiness } from "../../services/ops/Readiness.ts"
 import { makeTestStorage, type TestStorage } from "../support/database.ts"
 
@@ -22,7 +22,7 @@ afterAll(async () => {
 const diskCheck = async (mediaDir: Option.Option<string>) => {
   const storage = await makeTestStorage("readiness-media")
   storages.push(storage)
-  const config = AppConfig.layerWith({ dataDir: storage.dataDir, databaseUrl: storage.databaseUrl, mediaDir })
+  const config = configLayerWith({ dataDir: storage.dataDir, databaseUrl: storage.databaseUrl, mediaDir })
   const report = await Readiness.use((readiness) => readiness.check).pipe(
     Effect.provide(Readiness.layer.pipe(Layer.provideMerge(DatabaseLayer), Layer.provideMerge(config))),
     Effect.scoped,

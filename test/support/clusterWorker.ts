@@ -1,6 +1,6 @@
 /**
  * A worker process for the durable-jobs tests: the real storage and task engine composition
- * (AppConfig from the environment → DatabaseLayer → WorkClusterLayer(clusterOptionsFrom) +
+ * (configuration from the environment → DatabaseLayer → WorkClusterLayer(clusterOptionsFrom) +
  * JobDispatcher) around a stand-in `transcribe` task handler that works on a `test_jobs`
  * table instead of transcribing.
  *
@@ -26,7 +26,9 @@ import { SqlClient } from "effect/sql"
 import * as readline from "node:readline"
 import { clusterOptionsFrom, WorkClusterLayer } from "../../layers/Cluster.ts"
 import { DatabaseLayer } from "../../layers/Database.ts"
-import { AppConfig } from "../../services/AppConfig.ts"
+import * as Configuration from "../../services/config/Configuration.ts"
+import { DatabaseConfig } from "../../services/config/DatabaseConfig.ts"
+import { SpeechConfig } from "../../services/config/SpeechConfig.ts"
 import { JobDispatcher, JobReconciler, UnfinishedJobs } from "../../services/jobs/JobDispatcher.ts"
 import { TaskHandlers } from "../../services/work/TaskHandlers.ts"
 import type { GiveUpReason, GivenUpTask, TaskHandler, TaskRun } from "../../services/work/TaskKind.ts"
@@ -69,7 +71,7 @@ const TestTables = Layer.effectDiscard(
 const StandInTranscribe = Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const label = yield* Config.String("CLUSTER_TEST_WORKER").pipe(Effect.orDie)
-    const config = yield* AppConfig
+    const config = yield* SpeechConfig
 
     const enter = (jobId: JobId) =>
       Effect.all([
@@ -140,11 +142,11 @@ const backoffMs = Config.Int("CLUSTER_TEST_BACKOFF_MS").pipe(Config.withDefault(
 
 const Engine = Layer.unwrap(
   Effect.gen(function*() {
-    const config = yield* AppConfig
+    const config = yield* DatabaseConfig
     const on = (yield* reconcile) === "on"
     const backoff = yield* backoffMs
     const engine = WorkClusterLayer(
-      { ...clusterOptionsFrom(config), reconcile: on, engine: { backoff: `${backoff} millis` } },
+      { ...clusterOptionsFrom(config), engine: { backoff: `${backoff} millis` } },
       TaskHandlers.layer([StandInTranscribe])
     )
     return (on ? JobReconciler : Layer.empty).pipe(
@@ -159,7 +161,7 @@ const WorkerLayer = Engine.pipe(
   Layer.provide(TaskStore.layer),
   Layer.provide(TestTables),
   Layer.provideMerge(DatabaseLayer),
-  Layer.provide(AppConfig.layer)
+  Layer.provide(Configuration.layer)
 )
 
 const say = (line: string) => Effect.sync(() => process.stdout.write(`@@${line}\n`))

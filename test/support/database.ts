@@ -10,7 +10,7 @@ import { SqlClient } from "effect/sql"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { AppConfig } from "../../services/AppConfig.ts"
+import { configLayerWith } from "./config.ts"
 
 export const serverUrl = process.env["VERBATIM_TEST_DATABASE_URL"]
 export const onPostgres = serverUrl !== undefined && serverUrl !== ""
@@ -58,7 +58,7 @@ export const makeTestStorage = async (label: string): Promise<TestStorage> => {
   }
 }
 
-/** `AppConfig` on a test file's own storage (made when the layer is built, disposed with it). */
+/** The configuration areas on a test file's own storage (made when the layer is built, disposed with it). */
 export const testStorageConfig = (label: string) =>
   Layer.unwrap(
     Effect.map(
@@ -66,6 +66,6 @@ export const testStorageConfig = (label: string) =>
         Effect.promise(() => makeTestStorage(label)),
         (storage) => Effect.promise(() => storage.dispose())
       ),
-      (storage) => AppConfig.layerWith({ dataDir: storage.dataDir, databaseUrl: storage.databaseUrl })
+      (storage) => configLayerWith({ dataDir: storage.dataDir, databaseUrl: storage.databaseUrl })
     )
   )

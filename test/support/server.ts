@@ -14,9 +14,11 @@ import { modelsDir } from "./paths.ts"
 import { Accounts } from "../../services/Accounts.ts"
 import { Billing } from "../../services/billing/Billing.ts"
 import { ApiKeys } from "../../services/ApiKeys.ts"
-import { AppConfig, type AppConfigShape } from "../../services/AppConfig.ts"
+import type { Configuration } from "../../services/config/Configuration.ts"
+import { ServerConfig } from "../../services/config/ServerConfig.ts"
 import { AppLogger } from "../../services/observability/AppLogger.ts"
 import type { AccountId } from "../../src/contract/domain/Ids.ts"
+import { type AllSettings, configLayerWith } from "./config.ts"
 import { makeTestStorage, type TestStorage } from "./database.ts"
 
 export interface TestServer {
@@ -35,7 +37,7 @@ export interface TestServer {
 }
 
 /** Everything a test may reach inside the running server: domain services and config. */
-export type DomainServices = Layer.Success<typeof DomainLayer> | Layer.Success<typeof WorkLayer> | AppConfig
+export type DomainServices = Layer.Success<typeof DomainLayer> | Layer.Success<typeof WorkLayer> | Configuration
 
 let accountCounter = 0
 
@@ -45,18 +47,18 @@ export interface StartOptions {
    * The speech pipeline. Default: the real one (models load on first use). Tests about job
    * lifecycle may pass a stand-in Transcriber here — that boundary is not what they test.
    */
-  readonly pipeline?: Layer.Layer<Transcriber | MediaDecoder, never, AppConfig>
+  readonly pipeline?: Layer.Layer<Transcriber | MediaDecoder, never, Configuration>
 }
 
 export const startServer = async (
   label: string,
-  overrides: Partial<AppConfigShape> = {},
+  overrides: Partial<AllSettings> = {},
   options: StartOptions = {}
 ): Promise<TestServer> => {
   const storage = await makeTestStorage(label)
   const logs: Array<string> = []
   const destination = { write: (line: string) => void logs.push(line) }
-  const config = AppConfig.layerWith({
+  const config = configLayerWith({
     host: "127.0.0.1",
     port: 0,
     dataDir: storage.dataDir,
@@ -72,7 +74,7 @@ export const startServer = async (
   })
   const layer = Layer.mergeAll(ServerLayer, DomainLayer).pipe(
     Layer.provide(options.pipeline ?? PipelineLayer),
-    Layer.provide(Layer.effect(AppLogger, AppConfig.useSync((c) => AppLogger.make(c.logLevel, destination as pino.DestinationStream)))),
+    Layer.provide(Layer.effect(AppLogger, ServerConfig.useSync((c) => AppLogger.make(c.logLevel, destination as pino.DestinationStream)))),
     Layer.provideMerge(config)
   )
   const scope = Effect.runSync(Scope.make())

@@ -21,7 +21,7 @@ import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import { MediaDecoder } from "../../pipeline/media/MediaDecoder.ts"
 import { NoAudioInFile, Transcriber, TranscriptionFailed } from "../../pipeline/Transcriber.ts"
-import type { AppConfig } from "../../services/AppConfig.ts"
+import type { Configuration } from "../../services/config/Configuration.ts"
 
 export interface StandInDirective {
   /** Total time spent "transcribing" (default from `defaults`). */
@@ -44,7 +44,7 @@ export interface StandInDirective {
 export type RunEvent = "started" | "done" | "failed" | "interrupted"
 
 export interface StandIn {
-  readonly layer: Layer.Layer<Transcriber | MediaDecoder, never, AppConfig>
+  readonly layer: Layer.Layer<Transcriber | MediaDecoder, never, Configuration>
   /** Applies to files without a directive; tests may change it. */
   readonly defaults: { delayMs: number; steps: number }
   /** Events of each job's runs, in order. */

@@ -10,7 +10,7 @@ import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DatabaseLayer } from "../../layers/Database.ts"
-import { AppConfig } from "../../services/AppConfig.ts"
+import { configLayerWith } from "../support/config.ts"
 import { TaskHandlers } from "../../services/work/TaskHandlers.ts"
 import { TaskRunner } from "../../services/work/TaskRunner.ts"
 import { Tasks } from "../../services/work/Tasks.ts"
@@ -210,7 +210,7 @@ describe("stall detection after an outage", () => {
       Layer.provideMerge(Layer.succeed(TaskHandlers, TaskHandlers.make([handler("render-clip", 1, { stallAfter: "1500 millis" })]))),
       Layer.provideMerge(TaskStore.layer),
       Layer.provideMerge(DatabaseLayer),
-      Layer.provideMerge(AppConfig.layerWith({ dataDir: storage.dataDir, databaseUrl: storage.databaseUrl }))
+      Layer.provideMerge(configLayerWith({ dataDir: storage.dataDir, databaseUrl: storage.databaseUrl }))
     )
     const scope = Effect.runSync(Scope.make())
     try {

@@ -8,7 +8,8 @@
 import { Context, type Duration, Effect, Exit, Layer, Scope } from "effect"
 import { clusterOptionsFrom, WorkClusterLayer } from "../../../layers/Cluster.ts"
 import { DatabaseLayer } from "../../../layers/Database.ts"
-import { AppConfig } from "../../../services/AppConfig.ts"
+import { DatabaseConfig } from "../../../services/config/DatabaseConfig.ts"
+import { configLayerWith } from "../../support/config.ts"
 import { type JobEventConsumer, JobEventFeed } from "../../../services/work/JobEventFeed.ts"
 import { JobEventLog } from "../../../services/work/JobEventLog.ts"
 import { MessageCleanup } from "../../../services/work/MessageCleanup.ts"
@@ -27,14 +28,14 @@ export interface EngineOptions {
 }
 
 const buildLayer = (storage: TestStorage, runnerPort: number, options: EngineOptions) => {
-  const config = AppConfig.layerWith({
+  const config = configLayerWith({
     dataDir: storage.dataDir,
     databaseUrl: storage.databaseUrl,
     runnerHost: "127.0.0.1",
     runnerPort
   })
   const engine = Layer.unwrap(
-    Effect.map(AppConfig, (shape) =>
+    Effect.map(DatabaseConfig, (shape) =>
       WorkClusterLayer(
         {
           ...clusterOptionsFrom(shape),

@@ -7,7 +7,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Layer } from "effect"
 import { announce, ServerLayer } from "../../../layers/App.ts"
-import { AppConfig } from "../../../services/AppConfig.ts"
+import * as Configuration from "../../../services/config/Configuration.ts"
 import { AppLogger } from "../../../services/observability/AppLogger.ts"
 import { makeStandIn } from "../../support/standInPipeline.ts"
 
@@ -19,7 +19,7 @@ NodeRuntime.runMain(
       Layer.provideMerge(ServerLayer),
       Layer.provide(standIn.layer),
       Layer.provide(AppLogger.layer),
-      Layer.provide(AppConfig.layer)
+      Layer.provide(Configuration.layer)
     )
   )
 )
