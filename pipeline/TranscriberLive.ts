@@ -14,6 +14,7 @@ import { NoAudioInFile, Transcriber, type TranscribeRequest, TranscriptionFailed
 import { type PackedWindow, packStream, toSourceTime } from "./vad/WindowPacker.ts"
 import type { VadSummary } from "./vad/VoiceActivity.ts"
 import { VoiceActivity } from "./vad/VoiceActivity.ts"
+import { defaultBatchSize } from "./whisper/BatchSize.ts"
 import { Whisper } from "./whisper/Whisper.ts"
 
 export interface TranscriberOptions {
@@ -51,7 +52,7 @@ export const TranscriberLive = (options: TranscriberOptions) =>
       const decoder = yield* MediaDecoder
       const vad = yield* VoiceActivity
       const whisper = yield* Whisper
-      const batchSize = options.batchSize ?? 4
+      const batchSize = options.batchSize ?? defaultBatchSize
 
       const transcribe = Effect.fn("Transcriber.transcribe")(function*(
         request: TranscribeRequest,

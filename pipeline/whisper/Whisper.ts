@@ -8,6 +8,7 @@ import { makeLogMelExtractor, N_FRAMES, SAMPLE_RATE } from "./LogMel.ts"
 import { StageClock } from "../StageClock.ts"
 import { seededRandom } from "./LogitRules.ts"
 import { splitPass } from "./Segments.ts"
+import { defaultBatchSize } from "./BatchSize.ts"
 import { loadWhisperModelInfo, type WhisperModelFileError, type WhisperModelInfo } from "./WhisperModel.ts"
 import { groupWords, tidyWordDurations, tokenStartTimes } from "./WordAlignment.ts"
 
@@ -48,7 +49,7 @@ export interface TranscribeOptions {
   readonly prompt?: string
   /** Encoder weights: "fp32" (default) or "q8" (faster, base only recommended). */
   readonly encoder?: "fp32" | "q8"
-  /** Windows decoded together (default from the layer, 4). */
+  /** Windows decoded together (default from the layer, `defaultBatchSize`). */
   readonly batchSize?: number
   /**
    * Windows per encoder run (default from the layer, 1). A batch costs the same per window
@@ -226,7 +227,7 @@ export class Whisper extends Context.Service<Whisper, {
         const registry = yield* ModelRegistry
         const infos = new Map<string, WhisperModelInfo>()
         const defaultModel = options.defaultModel ?? "whisper-base"
-        const defaultBatch = options.batchSize ?? 4
+        const defaultBatch = options.batchSize ?? defaultBatchSize
         const defaultEncoderBatch = options.encoderBatchSize ?? 1
         const defaultBeam = options.beamSize ?? 1
         const defaultCondition = options.conditionOnPreviousText ?? false

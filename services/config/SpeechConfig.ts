@@ -1,17 +1,12 @@
 /** The speech pipeline: which Whisper model, where models live, how it decodes, and how many jobs run at once. */
 import { Config } from "effect"
+import { defaultBatchSize } from "../../pipeline/whisper/BatchSize.ts"
 import { intBetween, positiveInt, url } from "./readers.ts"
 import * as Setting from "./Setting.ts"
 
 export type ModelName = "whisper-base" | "whisper-tiny.en"
 export type DecoderChoice = "auto" | "wasm" | "native"
 export type EncoderChoice = "auto" | "fp32" | "q8"
-
-/**
- * Whisper windows decoded together when nothing says otherwise (the pipeline's own default too).
- * whisper-base, 10-minute file: 1 → 717 MB peak, 25.5 s; 4 → 930 MB, 18.9 s; 8 → 1.37 GB, no faster.
- */
-export const defaultBatchSize = 4
 
 const fields = {
   model: Setting.setting<ModelName>({
