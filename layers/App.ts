@@ -46,6 +46,7 @@ import { JobStore } from "../services/jobs/JobStore.ts"
 import { JobWatchdogLayer } from "../services/jobs/JobWatchdog.ts"
 import { TranscribeTask } from "../services/jobs/TranscribeTask.ts"
 import { DiarizeTask } from "../services/jobs/DiarizeTask.ts"
+import { WebhookDeliveryTask } from "../services/jobs/WebhookDeliveryTask.ts"
 import { InsightsInvalidation } from "../services/insights/InsightsInvalidation.ts"
 import { InsightsStore } from "../services/insights/InsightsStore.ts"
 import { InsightsTask } from "../services/insights/InsightsTask.ts"
@@ -71,7 +72,6 @@ import { SpeakerHandlers } from "../src/http/SpeakerHandlers.ts"
 import { TranscriptStore } from "../services/jobs/TranscriptStore.ts"
 import { JobEventFeed } from "../services/work/JobEventFeed.ts"
 import { JobEventLog } from "../services/work/JobEventLog.ts"
-import { MessageCleanup } from "../services/work/MessageCleanup.ts"
 import { TaskHandlers } from "../services/work/TaskHandlers.ts"
 import { TaskStore } from "../services/work/TaskStore.ts"
 import { Signer } from "../services/security/Signer.ts"
@@ -165,22 +165,23 @@ const ClipWorkLayer = Layer.mergeAll(ClipStore.layer, ClipCharges.layer, WordAli
  * declaration and its handler) plus one entry here; the layer needs what the listed handlers
  * need, so the compiler checks each is provided for.
  */
-export const taskKinds = [TranscribeTask, RenderClipTask, DiarizeTask, InsightsTask, IndexTask] as const
+export const taskKinds = [TranscribeTask, RenderClipTask, DiarizeTask, InsightsTask, IndexTask, WebhookDeliveryTask] as const
 
 /**
  * Work in this process: the task engine (cluster runner, `Task` entity, claim loop with slots per kind)
- * with `taskKinds`, the job dispatcher, the job event feed and its consumers (webhooks),
- * webhook deliveries and the housekeeping watchdog. Needs a `Transcriber`.
+ * with `taskKinds` (webhook deliveries among them), the job dispatcher, and the job event feed
+ * (with its consumers) and the housekeeping watchdog, each run by one process of the cluster
+ * (singletons). Needs a `Transcriber`.
  */
 const TaskKindsLayer = TaskHandlers.layer(taskKinds).pipe(Layer.provide(Layer.merge(ClipWorkLayer, InsightsGeneratorLayer)))
 
-export const WorkLayer = Layer.mergeAll(JobEvents.deliveryLoop, JobWatchdogLayer, JobEventFeed.loop, JobReconciler).pipe(
+export const WorkLayer = Layer.mergeAll(JobWatchdogLayer, JobEventFeed.loop, JobReconciler).pipe(
   Layer.provideMerge(JobEventFeed.layer<Effect.Services<typeof JobEvents.webhookConsumer | typeof InsightsInvalidation>>(
     JobEvents.webhookConsumer,
     InsightsInvalidation,
     SearchIndexing
   )),
-  Layer.provideMerge(Layer.mergeAll(JobDispatcher.layer, MessageCleanup.layer, UnfinishedJobs.layer)),
+  Layer.provideMerge(Layer.mergeAll(JobDispatcher.layer, UnfinishedJobs.layer)),
   Layer.provideMerge(Layer.unwrap(DatabaseConfig.useSync((config) => WorkClusterLayer(clusterOptionsFrom(config), TaskKindsLayer))))
 )
 

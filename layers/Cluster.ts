@@ -1,6 +1,6 @@
 /**
  * Durable execution: the effect/cluster runtime under the task engine's `Task` entity
- * (services/work), with the registered task kinds and the start-up reconciler. The caller passes options (see `clusterOptionsFrom` for the
+ * (services/work), with the registered task kinds. The caller passes options (see `clusterOptionsFrom` for the
  * mapping from `DatabaseConfig`); nothing here reads the environment itself.
  *
  * Two shapes, decided by the storage:
@@ -36,7 +36,7 @@ import type { DatabaseConfig } from "../services/config/DatabaseConfig.ts"
 import { TaskEntityLayer } from "../services/work/TaskEntity.ts"
 import type { TaskHandlers } from "../services/work/TaskHandlers.ts"
 import { type TaskEngineOptions, TaskRunner } from "../services/work/TaskRunner.ts"
-import { TaskReconciler, Tasks } from "../services/work/Tasks.ts"
+import { Tasks } from "../services/work/Tasks.ts"
 import { TaskSupervisor } from "../services/work/TaskSupervisor.ts"
 
 export type RunnerOptions =
@@ -55,8 +55,6 @@ export type RunnerOptions =
 export type ClusterOptions = RunnerOptions & {
   /** Attempt cap and backoff (defaults: 3 attempts, 2 s doubling). */
   readonly engine?: TaskEngineOptions | undefined
-  /** Send every unfinished task's message at start (default true; tests switch it off). */
-  readonly reconcile?: boolean | undefined
 }
 
 /** Embedded storage → one runner; Postgres → socket runner at the configured address. */
@@ -96,18 +94,14 @@ export const ClusterRuntimeLayer = (options: RunnerOptions) =>
 
 /**
  * The task engine on this process: the runner claiming due tasks of the registered kinds
- * (each within its concurrency), the `Task` entity that wakes it, the stall/time-limit supervisor, `Tasks` for enqueueing, and (unless switched off) the
- * start-up send of unfinished tasks. `handlers` registers the kinds; it may itself need
+ * (each within its concurrency; it finds unfinished tasks at start by itself), the `Task` entity
+ * that wakes it, the stall/time-limit supervisor and `Tasks` for enqueueing. `handlers` registers the kinds; it may itself need
  * `Tasks` (to enqueue follow-ups). Needs `TaskStore` and the migrated SqlClient (the
  * cluster creates its own `cluster_*` tables on first start).
  */
 export const WorkClusterLayer = <E, R>(options: ClusterOptions, handlers: Layer.Layer<TaskHandlers, E, R>) => {
   const tasks = Tasks.layer.pipe(Layer.provideMerge(ClusterRuntimeLayer(options)))
-  const engine = Layer.mergeAll(
-    TaskEntityLayer,
-    TaskSupervisor.layer,
-    options.reconcile === false ? Layer.empty : TaskReconciler
-  ).pipe(
+  const engine = Layer.mergeAll(TaskEntityLayer, TaskSupervisor.layer).pipe(
     // Embedded storage has one process: a task still `running` at start was left by a dead one.
     Layer.provideMerge(TaskRunner.layer({ ...options.engine, orphanRunningAtStart: options.mode === "single" })),
     Layer.provideMerge(handlers)

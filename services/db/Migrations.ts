@@ -24,6 +24,7 @@ import jobPromptTask from "./migrations/0015_job_prompt_task.ts"
 import taskPayloads from "./migrations/0018_task_payloads.ts"
 import eventOrderMediaRunners from "./migrations/0019_event_order_media_runners.ts"
 import taskProgress from "./migrations/0020_task_progress.ts"
+import webhookTasks from "./migrations/0021_webhook_tasks.ts"
 
 const run = Migrator.make({})
 
@@ -46,7 +47,8 @@ export const migrations = Migrator.fromRecord({
   "0016_speaker_hints": speakerHints,
   "0018_task_payloads": taskPayloads,
   "0019_event_order_media_runners": eventOrderMediaRunners,
-  "0020_task_progress": taskProgress
+  "0020_task_progress": taskProgress,
+  "0021_webhook_tasks": webhookTasks
 })
 
 export const MigrationsLayer = Layer.effectDiscard(run({ loader: migrations, table: "verbatim_migrations" }))

@@ -1,19 +1,27 @@
 /**
- * Housekeeping every working process runs every 15 seconds: the task engine's stall and
+ * Housekeeping, run every 15 seconds by one process of the cluster: the task engine's stall and
  * time-limit checks (a transcription without heartbeat ends `PROCESSING_STALLED`, one past
  * the time limit `PROCESSING_TIMEOUT`, both `retryable: true`; a run that wakes up later
  * cannot overwrite that, its token is stale); jobs deleted more than 24 hours ago are
- * purged with their files, and so are uploads whose ticket expired uncommitted; ended
- * tasks of purged jobs, processed cluster messages and job events every consumer has
- * passed are deleted after their retention. The statements are idempotent, so several
- * processes may run this at once.
+ * purged with their files, and so are uploads whose ticket expired uncommitted, and media files
+ * no row names; ended tasks of purged jobs and job events every consumer has passed are deleted
+ * after their retention.
+ *
+ * One process: `JobWatchdogLayer` is an effect/cluster singleton (`Singleton.make`), started
+ * by the runner that owns its shard — on embedded storage the only runner; on Postgres one of
+ * the processes, another once that one stops (at once on a clean stop, after the shard lock
+ * expiry, 12 s by default, after a SIGKILL). Chosen over `ClusterCron`, which stores one
+ * persisted cluster message per run (with a 15 s period, 5 760 rows a day that the cluster never
+ * deletes), and over running the pass in every process (N times the same statements, and a
+ * media-orphan walk per process). The statements stay idempotent anyway: during a hand-over
+ * two passes may overlap briefly, and `sweep` is also run directly by tests and tools.
  */
-import { Duration, Effect, Layer, Schedule } from "effect"
+import { Duration, Effect, Schedule } from "effect"
+import { Singleton } from "effect/cluster"
 import { sweepMediaOrphans } from "../storage/MediaOrphans.ts"
 import { MediaStorage } from "../storage/MediaStorage.ts"
 import { UploadTickets } from "../uploads/UploadTickets.ts"
 import { JobEventFeed } from "../work/JobEventFeed.ts"
-import { MessageCleanup } from "../work/MessageCleanup.ts"
 import { TaskStore } from "../work/TaskStore.ts"
 import { TaskSupervisor } from "../work/TaskSupervisor.ts"
 import { JobStore } from "./JobStore.ts"
@@ -28,15 +36,24 @@ export const sweep = Effect.gen(function*() {
   yield* Effect.forEach([...purged, ...abandoned], (key) => storage.remove(key), { discard: true })
   const media = yield* sweepMediaOrphans
   const tasks = yield* (yield* TaskStore).purgeOrphans
-  const messages = yield* (yield* MessageCleanup).run()
   const events = yield* (yield* JobEventFeed).trim
-  return { stuck, purged: purged.length, abandonedUploads: abandoned.length, media, tasks, messages, events }
+  return { stuck, purged: purged.length, abandonedUploads: abandoned.length, media, tasks, events }
 }).pipe(Effect.withSpan("JobWatchdog.sweep"))
 
-export const JobWatchdogLayer = Layer.effectDiscard(
-  sweep.pipe(
-    Effect.catchCause((cause) => Effect.logWarning("job watchdog pass failed", cause)),
-    Effect.repeat(Schedule.spaced(Duration.seconds(15))),
-    Effect.forkScoped
+/** The lines a process logs when housekeeping starts and stops on it (tests count where it runs). */
+export const housekeepingStarted = "housekeeping runs on this process"
+export const housekeepingStopped = "housekeeping stopped on this process"
+
+export const JobWatchdogLayer = Singleton.make(
+  "verbatim/jobs/JobWatchdog",
+  Effect.logInfo(housekeepingStarted).pipe(
+    Effect.andThen(
+      sweep.pipe(
+        Effect.catchCause((cause) => Effect.logWarning("job watchdog pass failed", cause)),
+        Effect.repeat(Schedule.spaced(Duration.seconds(15)))
+      )
+    ),
+    // Its shard moved to another runner, or this process stops.
+    Effect.onInterrupt(() => Effect.logInfo(housekeepingStopped))
   )
 )

@@ -14,6 +14,7 @@
  * connection; on embedded storage the only one).
  */
 import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"
+import { Singleton } from "effect/cluster"
 import { SqlClient } from "effect/sql"
 import type { JobId } from "../../src/contract/domain/Ids.ts"
 import { type JobEvent, JobEventLog, type JobEventType } from "./JobEventLog.ts"
@@ -29,11 +30,19 @@ export interface TaskRequest {
   readonly rerun?: "ended" | "latest" | undefined
 }
 
+/**
+ * A task the consumer stored itself in `handle` (a declared kind with its typed payload, through
+ * `storeTask`): the feed sends its wake-up after the commit.
+ */
+export interface StoredTask {
+  readonly storedTaskId: string
+}
+
 export interface JobEventConsumer {
   /** The cursor's name: keep it stable, a new name starts from the oldest retained event. */
   readonly name: string
   readonly types: ReadonlyArray<JobEventType>
-  handle(event: JobEvent): Effect.Effect<ReadonlyArray<TaskRequest>>
+  handle(event: JobEvent): Effect.Effect<ReadonlyArray<TaskRequest | StoredTask>>
 }
 
 /** Events kept this long after every consumer has passed them. */
@@ -76,7 +85,11 @@ export class JobEventFeed extends Context.Service<JobEventFeed, {
               if (!consumer.types.includes(event.type)) continue
               delivered++
               for (const request of yield* consumer.handle(event)) {
-                taskIds.push(yield* store.enqueue(request.kind, request.jobId, { subKey: request.subKey, rerun: request.rerun }))
+                taskIds.push(
+                  "storedTaskId" in request
+                    ? request.storedTaskId
+                    : yield* store.enqueue(request.kind, request.jobId, { subKey: request.subKey, rerun: request.rerun })
+                )
               }
             }
             const last = events.at(-1)
@@ -123,14 +136,20 @@ export class JobEventFeed extends Context.Service<JobEventFeed, {
       })
     )
 
-  /** Passes every second, for processes that run work. */
-  static readonly loop = Layer.effectDiscard(
+  /**
+   * Passes every second on one process of the cluster (a cluster singleton: the runner owning its
+   * shard runs it; on embedded storage the only runner). Passes on several processes would be
+   * correct (the cursor row is locked), but each would wait on the other's lock with a pooled
+   * connection held, for nothing. The price: after a SIGKILL of the process running it, events
+   * wait until its shard moves to a survivor (the shard lock expiry, 12 s by default); a clean
+   * stop hands it over at once.
+   */
+  static readonly loop = Singleton.make(
+    "verbatim/work/JobEventFeed",
     Effect.gen(function*() {
       const feed = yield* JobEventFeed
-      yield* feed.pass.pipe(
-        Effect.repeat(Schedule.spaced(Duration.seconds(1))),
-        Effect.forkScoped
-      )
-    })
+      yield* Effect.logInfo("job event feed runs on this process")
+      yield* feed.pass.pipe(Effect.repeat(Schedule.spaced(Duration.seconds(1))))
+    }).pipe(Effect.onInterrupt(() => Effect.logInfo("job event feed stopped on this process")))
   )
 }

@@ -4,16 +4,21 @@
  * task may be due, so it claims work at once (`TaskRunner.wake`) instead of at its next poll.
  * The message carries nothing the engine relies on: what a task is, whether it is due and who
  * runs it live in the task row, and every runner with a free slot claims due tasks from there
- * (see TaskRunner). The message is persisted all the same, so the wake-up survives a crash.
+ * (see TaskRunner).
+ *
+ * So `Run` is volatile (not `ClusterSchema.Persisted`): effect/cluster keeps no message or reply
+ * row for it. A persisted wake-up bought nothing (a lost one costs at most the runners' 1 s poll)
+ * and cost one message row plus one reply row per send, which the cluster never deletes; they
+ * were deleted by reading its private tables, which no longer happens. A wake-up that cannot be
+ * delivered (its shard has no live owner: a runner just SIGKILLed, or shutting down) is dropped
+ * by `Tasks.send` after a short wait, and the task is claimed by the next poll of any runner.
  */
 import { Effect } from "effect"
-import { ClusterSchema, Entity } from "effect/cluster"
+import { Entity } from "effect/cluster"
 import { Rpc } from "effect/rpc"
 import { TaskRunner } from "./TaskRunner.ts"
 
 export const Run = Rpc.make("Run")
-  // Stored in the message table before the sender goes on; replayed after a crash.
-  .annotate(ClusterSchema.Persisted, true)
 
 export const TaskEntity = Entity.make("Task", [Run])
 

@@ -13,7 +13,8 @@
  *   attempt, on this process or another, so its effects must be idempotent or guarded (the job row's run token does
  *   this for transcription: a job ends `done` or `failed` exactly once).
  * - A typed failure (`TaskFailed`) or a defect counts as a failed attempt: the task waits
- *   `backoff · 2^(attempt − 1)` (kept in the row as `not_before`, so it survives a restart)
+ *   `backoff · 2^(attempt − 1)`, or `retryDelay(attempt)` when the kind gives one (kept in the
+ *   row as `not_before`, so it survives a restart)
  *   and is tried again until the kind's attempt cap, then `giveUp(task, "exhausted")`.
  *   An attempt whose process dies (out of memory, a native crash) counts too: its lease
  *   expires and the next claim (by any runner) counts another attempt.
@@ -54,6 +55,12 @@ export interface TaskKindSpec<P = unknown, O extends TaskOwner = TaskOwner> {
   readonly maxAttempts?: number | undefined
   /** Wait after the first failed attempt, doubling with each further one; the engine default when absent. */
   readonly backoff?: Duration.Input | undefined
+  /**
+   * The wait after failed attempt `attempt` (1 for the first), in place of `backoff`'s doubling:
+   * for a schedule that doubling cannot express (webhook deliveries: 5 s, 30 s, 2 min, … 12 h).
+   * Kept in the row as `not_before` like any backoff.
+   */
+  readonly retryDelay?: ((attempt: number) => Duration.Input) | undefined
   /** Total running time allowed over all attempts. */
   readonly timeout: Duration.Input
   /** Longest silence of a running attempt's lease (or its progress, with `watchProgress`) before it is given up as stalled. */

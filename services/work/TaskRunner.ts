@@ -17,7 +17,7 @@
  *    a job-owned kind stored without a job, can never run: the task is given up at once.
  * 3. The handler runs with the engine holding its lease (see below) and the kind's total time
  *    limit. Success ends the task `done`; a failure or defect leaves it `pending` with
- *    `not_before = now + backoff · 2^(attempt − 1)` (any runner claims it once due: the wait
+ *    `not_before = now + backoff · 2^(attempt − 1)`, or the kind's `retryDelay(attempt)` (any runner claims it once due: the wait
  *    survives a restart and no one sleeps through it); running out of time gives it up as
  *    `timeout`; losing the lease ends the attempt without writing; an interruption (shutdown,
  *    SIGTERM) gives the attempt back at once (pending, not counted), for any runner to claim.
@@ -77,7 +77,11 @@ export class TaskRunner extends Context.Service<TaskRunner, {
         const { handlers, has } = yield* TaskHandlers
         const scope = yield* Effect.scope
         const capOf = (handler: TaskHandler) => handler.maxAttempts ?? options.maxAttempts ?? defaultMaxAttempts
-        const backoffOf = (handler: TaskHandler) => Duration.toMillis(handler.backoff ?? options.backoff ?? defaultBackoff)
+        /** The wait after failed attempt `attempt`: the kind's own schedule, else its backoff doubling. */
+        const retryDelayOf = (handler: TaskHandler, attempt: number) =>
+          handler.retryDelay === undefined
+            ? Duration.toMillis(handler.backoff ?? options.backoff ?? defaultBackoff) * 2 ** (attempt - 1)
+            : Duration.toMillis(handler.retryDelay(attempt))
         const decoders = new Map([...handlers.values()].map((handler) => [
           handler.kind,
           Schema.decodeUnknownEffect(handler.payload ?? NoPayload)
@@ -222,7 +226,7 @@ export class TaskRunner extends Context.Service<TaskRunner, {
           } else {
             yield* Effect.logWarning(`task ${current.kind} ${current.id}: attempt ${current.attempts} failed`, outcome.failed)
             if (current.attempts >= capOf(handler)) return yield* giveUpOwn(current, "exhausted", token)
-            const notBefore = new Date((yield* Clock.currentTimeMillis) + backoffOf(handler) * 2 ** (current.attempts - 1))
+            const notBefore = new Date((yield* Clock.currentTimeMillis) + retryDelayOf(handler, current.attempts))
             yield* store.retryLater(current.id, token, outcome.failed.slice(0, 2000), notBefore)
           }
         })

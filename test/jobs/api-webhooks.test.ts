@@ -4,16 +4,16 @@
  * - on enterprise, a local receiver gets `job.done` / `job.failed` as a signed POST
  *   (`webhook-id`, `webhook-timestamp`, `webhook-signature`, verified here with the
  *   account's secret independently of the server's code) whose `data` is the Job;
- * - a receiver answering 500 gets the event again after the backoff (the delivery pass is
- *   run with a clock moved past it instead of waiting), and the delivery is recorded;
- * - with a receiver slower than the 1 s delivery loop, passes that overlap (the loop's and
- *   more started beside it) send each delivery once and record each send; a pass stopped
- *   mid-send (as a crash would) keeps the delivery claimed until its lease runs out, and
- *   then it is sent again, with both attempts recorded;
+ * - a receiver answering 500 gets the event again after the 5 s backoff (the task waits in its
+ *   row and is claimed again once due), with the same id, and both attempts are recorded; the
+ *   9th failed attempt gives the delivery up;
+ * - with a receiver slower than the 1 s claim poll, each delivery is sent once and each send
+ *   recorded; an attempt stopped mid-send (its task's lease lapsed, the delivery marked in
+ *   flight) is sent again by the runner that takes the task over, same id, logged as sent again;
  * - a processing job whose run stopped heartbeating ends PROCESSING_STALLED, retryable,
  *   after the watchdog's sweep (stall limit 1 s here), and the late run cannot overwrite it.
  */
-import { Effect, Fiber } from "effect"
+import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHmac, randomUUID } from "node:crypto"
 import { lookup } from "node:dns/promises"
@@ -23,7 +23,6 @@ import { Accounts } from "../../services/Accounts.ts"
 import { JobEvents } from "../../services/jobs/JobEvents.ts"
 import { sweep } from "../../services/jobs/JobWatchdog.ts"
 import type { AccountId } from "../../src/contract/domain/Ids.ts"
-import { controlledClock } from "../support/clock.ts"
 import {
   accepted,
   eventually,
@@ -121,6 +120,46 @@ const deliveryRows = (jobId: string) =>
     }>`SELECT id, event, attempts, last_status, delivered_at, next_attempt_at FROM webhook_deliveries
       WHERE job_id = ${jobId}`.pipe(Effect.orDie)
   }))
+
+const deliveryRowsById = (id: string) =>
+  server.run(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql<{ attempts: number; last_status: number | null; delivered_at: Date | null; next_attempt_at: Date | null; claim: string | null }>`
+      SELECT attempts, last_status, delivered_at, next_attempt_at, claim::text AS claim FROM webhook_deliveries WHERE id = ${id}`.pipe(Effect.orDie)
+  }))
+
+/** The delivery's task (kind `webhook`, keyed by the delivery id). */
+const webhookTask = (deliveryId: string) =>
+  server.run(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql<{ status: string; attempts: number; not_before: Date | null }>`SELECT status, attempts, not_before FROM tasks
+      WHERE kind = 'webhook' AND sub_key = ${deliveryId}`.pipe(Effect.orDie)
+  }))
+
+/**
+ * A delivery with `attempts` sends made and its task: `pending` (due now, with as many engine
+ * attempts), or `lapsed` (running under a lease silent for a minute, marked in flight: a process
+ * killed mid-send).
+ */
+const insertDelivery = (url: string, options: { readonly attempts: number; readonly task: "pending" | "lapsed" }) =>
+  server.run(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const id = randomUUID()
+    const now = new Date()
+    const lapsed = options.task === "lapsed"
+    const payload = JSON.stringify({ type: "job.done", timestamp: now.toISOString(), data: { job_id: id } })
+    yield* sql`INSERT INTO webhook_deliveries (id, job_id, account_id, event, url, payload, attempts, next_attempt_at, created_at, claim)
+      VALUES (${id}, ${randomUUID()}, ${enterprise.accountId}, 'job.done', ${url}, ${payload}::jsonb, ${options.attempts}, ${now}, ${now},
+        ${lapsed ? randomUUID() : null})`.pipe(Effect.orDie)
+    const silentSince = new Date(now.getTime() - 60_000)
+    yield* sql`INSERT INTO tasks (id, kind, job_id, sub_key, payload, status, attempts, run_token, created_at, started_at, attempt_at, heartbeat_at, progress_at)
+      VALUES (${randomUUID()}, 'webhook', NULL, ${id}, ${JSON.stringify(id)}::jsonb, ${lapsed ? "running" : "pending"}, ${options.attempts},
+        ${lapsed ? randomUUID() : null}, ${now}, ${lapsed ? silentSince : null}, ${lapsed ? silentSince : null},
+        ${lapsed ? silentSince : null}, ${lapsed ? silentSince : null})`.pipe(Effect.orDie)
+    return { id }
+  }))
+
+const logLines = () => server.logs.map((line) => JSON.parse(line) as Record<string, unknown>)
 
 describe("webhook_url address rules at submit", () => {
   it("refuses loopback and localhost callbacks with 422 and creates no job", async () => {
@@ -222,95 +261,82 @@ describe("webhooks on the enterprise plan", () => {
     }, "the first delivery attempt", 10_000)
     const pending = await eventually(async () => {
       const [row] = await deliveryRows(id)
-      return row?.attempts === 1 ? row : undefined
+      return row?.attempts === 1 && row.last_status === 500 ? row : undefined
     }, "the failed attempt to be recorded")
     expect(pending).toMatchObject({ attempts: 1, last_status: 500, delivered_at: null })
-    const dueIn = pending.next_attempt_at!.getTime() - Date.now()
-    expect(dueIn).toBeGreaterThan(0)
-    expect(dueIn).toBeLessThanOrEqual(5_000)
+    const dueIn = pending.next_attempt_at!.getTime() - first!.at
+    expect(dueIn).toBeGreaterThan(4_000)
+    expect(dueIn).toBeLessThanOrEqual(6_000)
+    // The wait is the task's, in its row: the engine claims it again once due, on any runner.
+    const [task] = await webhookTask(pending.id)
+    expect(task).toMatchObject({ status: "pending", attempts: 1 })
+    expect(Math.abs(task!.not_before!.getTime() - pending.next_attempt_at!.getTime())).toBeLessThan(1_000)
 
-    // Not due yet at the real time: nothing is sent.
-    expect(await server.run(JobEvents.use((events) => events.deliverDue))).toBe(0)
-    const clock = controlledClock(Date.now())
-    clock.advance("6 seconds")
-    expect(await server.run(clock.at(JobEvents.use((events) => events.deliverDue)))).toBe(1)
-
-    const attempts = deliveriesFor("/retry")
+    const attempts = await eventually(async () => {
+      const found = deliveriesFor("/retry")
+      return found.length >= 2 ? found : undefined
+    }, "the second attempt, after the 5 s backoff", 15_000)
     expect(attempts).toHaveLength(2)
+    expect(attempts[1]!.at - first!.at).toBeGreaterThan(4_500)
     expect(attempts[1]!.headers["webhook-id"]).toBe(first!.headers["webhook-id"])
     expect(attempts[1]!.body).toBe(first!.body)
     expectSigned(attempts[1]!, await secretOf(enterprise.accountId))
-    const [delivered] = await deliveryRows(id)
+    const delivered = await eventually(async () => {
+      const [row] = await deliveryRows(id)
+      return row?.delivered_at !== null ? row : undefined
+    }, "the delivery to be recorded")
     expect(delivered).toMatchObject({ attempts: 2, last_status: 200, next_attempt_at: null })
-    expect(delivered!.delivered_at).not.toBeNull()
+    await eventually(async () => ((await webhookTask(pending.id))[0]?.status === "done" ? true : undefined), "the task to end")
+  })
+
+  it("gives a delivery up after its 9th attempt", async () => {
+    // Eight attempts already made (the last wait would be 12 h): the next one is the last.
+    const { id } = await insertDelivery(receiver.url("/last"), { attempts: 8, task: "pending" })
+    receiver.answers.push(503)
+    await eventually(async () => (deliveriesFor("/last").length > 0 ? true : undefined), "the 9th attempt", 10_000)
+    const [task] = await eventually(async () => {
+      const found = await webhookTask(id)
+      return found[0]?.status === "failed" ? found : undefined
+    }, "the task to be given up")
+    expect(task).toMatchObject({ attempts: 9 })
+    const [row] = await deliveryRowsById(id)
+    expect(row).toMatchObject({ attempts: 9, last_status: 503, delivered_at: null, next_attempt_at: null })
+    expect(logLines().some((line) => line["msg"] === "webhook delivery given up" && line["delivery_id"] === id && line["reason"] === "exhausted"))
+      .toBe(true)
   })
 })
 
-describe("a receiver slower than the delivery loop", () => {
-  const pass = <A>(effect: Effect.Effect<A, never, JobEvents>) => server.run(effect)
-  const deliverDue = JobEvents.use((events) => events.deliverDue)
+describe("a receiver slower than the claim poll", () => {
   const sentIds = (path: string) =>
     slow.deliveries.filter((delivery) => delivery.path === path).map((delivery) => delivery.headers["webhook-id"] as string)
 
-  it("sends each delivery once while passes overlap, and records every send", async () => {
+  it("sends each delivery once while the receiver holds it, and records every send", async () => {
     const ids = await Promise.all([1, 2, 3].map(() => submit(enterprise.key, slow.url("/overlap"))))
     for (const id of ids) await waitForJob(server, enterprise.key, id)
-    const rows = await eventually(async () => {
-      const found = (await Promise.all(ids.map(deliveryRows))).flat()
-      return found.length === ids.length ? found : undefined
-    }, "the three deliveries to be recorded")
-    // The loop is sending (or about to send) these; two more passes start beside it while the
-    // slow receiver holds its request. Neither may send what another pass has in flight.
-    await Promise.all([pass(deliverDue), pass(deliverDue)])
     const delivered = await eventually(async () => {
       const found = (await Promise.all(ids.map(deliveryRows))).flat()
-      return found.every((row) => row.delivered_at !== null) ? found : undefined
+      return found.length === ids.length && found.every((row) => row.delivered_at !== null) ? found : undefined
     }, "every delivery to be delivered", 20_000)
-    // Longer than the receiver's delay plus a loop interval: a second send would have arrived.
+    // Longer than the receiver's delay plus a poll: a second send would have arrived.
     await sleep(2_500)
 
     const sent = sentIds("/overlap")
-    expect([...sent].sort()).toEqual(rows.map((row) => row.id).sort())
+    expect([...sent].sort()).toEqual(delivered.map((row) => row.id).sort())
     for (const row of delivered) expect(row).toMatchObject({ attempts: 1, last_status: 200, next_attempt_at: null })
   })
 
-  it("keeps a delivery claimed by a pass stopped mid-send until the lease runs out, then sends it again", async () => {
-    // Due in ten minutes, so the background loop (on the real clock) leaves it alone; the passes
-    // below run on a clock moved past that.
-    const id = randomUUID()
-    const jobId = randomUUID()
-    const clock = controlledClock(Date.now())
-    await server.run(Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const payload = JSON.stringify({ type: "job.done", timestamp: new Date().toISOString(), data: { job_id: jobId } })
-      yield* sql`INSERT INTO webhook_deliveries (id, job_id, account_id, event, url, payload, next_attempt_at, created_at)
-        VALUES (${id}, ${jobId}, ${enterprise.accountId}, 'job.done', ${slow.url("/stopped")}, ${payload}::jsonb,
-          ${new Date(clock.now + 600_000)}, ${new Date(clock.now)})`.pipe(Effect.orDie)
-    }))
-    clock.advance("11 minutes")
-
-    // A pass is stopped while the receiver holds its request: how a crash mid-send looks.
-    await pass(clock.at(Effect.gen(function*() {
-      const fiber = yield* Effect.forkChild(deliverDue)
-      yield* Effect.promise(() => eventually(async () => (sentIds("/stopped").length > 0 ? true : undefined), "the send"))
-      yield* Fiber.interrupt(fiber)
-    })))
+  it("sends a delivery whose attempt stopped mid-send again once its lease lapsed, with the same id, and says so", async () => {
+    // What a process killed mid-send leaves: the delivery marked in flight, its task running
+    // under a lease nobody beats any more.
+    const { id } = await insertDelivery(slow.url("/stopped"), { attempts: 1, task: "lapsed" })
+    await eventually(async () => (sentIds("/stopped").length > 0 ? true : undefined), "the send by a runner that took the task over", 15_000)
+    const [row] = await eventually(async () => {
+      const found = await deliveryRowsById(id)
+      return found[0]?.delivered_at !== null ? found : undefined
+    }, "the outcome to be recorded")
     expect(sentIds("/stopped")).toEqual([id])
-    const [claimed] = await deliveryRows(jobId)
-    expect(claimed).toMatchObject({ attempts: 1, delivered_at: null })
-
-    // Still claimed a little later: not sent again.
-    clock.advance("5 seconds")
-    expect(await pass(clock.at(deliverDue))).toBe(0)
-    expect(sentIds("/stopped")).toEqual([id])
-
-    // Past the lease the claim has lapsed, and the delivery is not lost.
-    clock.advance("2 minutes")
-    expect(await pass(clock.at(deliverDue))).toBe(1)
-    expect(sentIds("/stopped")).toEqual([id, id])
-    const [row] = await deliveryRows(jobId)
-    expect(row).toMatchObject({ attempts: 2, last_status: 200, next_attempt_at: null })
-    expect(row!.delivered_at).not.toBeNull()
+    expect(row).toMatchObject({ attempts: 2, last_status: 200, next_attempt_at: null, claim: null })
+    expect(logLines().some((line) => String(line["msg"]).startsWith("webhook sent again") && line["delivery_id"] === id)).toBe(true)
   })
 })
 

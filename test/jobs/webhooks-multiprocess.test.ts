@@ -1,20 +1,25 @@
 /**
- * Webhook delivery with two `verbatim serve` processes on one Postgres (runs only when
- * VERBATIM_TEST_DATABASE_URL is set): both run the delivery loop over the same
- * `webhook_deliveries`, and the receiver answers slower than the loop's 1 s interval. Every
- * event must reach the receiver exactly once (one request per `webhook-id`), and the table
- * must record what was sent: one attempt each, delivered, no claim left behind.
+ * Webhook delivery and housekeeping with two `verbatim serve` processes on one Postgres (runs
+ * only when VERBATIM_TEST_DATABASE_URL is set).
  *
- * The deliveries are written straight into the table, as the outbox consumer writes them when
- * a job ends (that each end is recorded once is covered in api-webhooks.test.ts). What the two
- * processes race over is the sending; jobs would also bring in the model, since a job's
- * transcription may be routed to either process's runner.
+ * Each delivery is a task of the `webhook` kind; both processes' runners claim from the same
+ * task table while the receiver answers slower than their 1 s claim poll. Every event must
+ * reach the receiver exactly once (one request per `webhook-id`), and the table must record
+ * what was sent: one attempt each, delivered, nothing left marked in flight.
+ *
+ * The deliveries and their tasks are written straight into the tables, as the outbox consumer
+ * writes them when a job ends (that each end is recorded once is covered in api-webhooks.test.ts).
+ * What the two processes race over is the sending; jobs would also bring in the model.
  *
  * Then one process is killed with SIGKILL while both have deliveries in flight. Delivery is at
  * least once with a stable `webhook-id` (services/jobs/JobEvents.ts): every event still
  * arrives; the only ones that arrive twice are those the killed process had in flight at the
- * kill, sent again by the survivor once their claim lapsed (same id), each logged as sent
- * again; everything else arrives once, and the table ends with every delivery recorded.
+ * kill, sent again by the survivor once their task's lease expired (same id), each logged as
+ * sent again; everything else arrives once, and the table ends with every delivery recorded.
+ *
+ * Housekeeping (the watchdog sweep) and the job event feed are cluster singletons: at any time
+ * they run on one of the two processes (counted from the lines each process logs when they start
+ * and stop there), and on the survivor after the kill.
  */
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Option } from "effect"
@@ -25,12 +30,13 @@ import { makeTestStorage, onPostgres, type TestStorage } from "../support/databa
 import { eventually, sleep } from "../support/jobsClient.ts"
 import { runCliJson, type ServerProcess, startServerProcess } from "../support/process.ts"
 import { startWebhookReceiver, type WebhookReceiver } from "../support/webhookReceiver.ts"
+import { housekeepingStarted, housekeepingStopped } from "../../services/jobs/JobWatchdog.ts"
 
 const deliveries = 30
-/** Slower than the 1 s delivery loop. */
+/** Slower than the 1 s claim poll. */
 const receiverDelayMs = 1_500
-/** JobEvents' claim lease: how long an in-flight delivery of a killed process waits. */
-const claimLeaseMs = 60_000
+/** The task engine's lease expiry: how long an in-flight delivery of a killed process waits (less a beat). */
+const leaseExpiryMs = 10_000
 
 let storage: TestStorage
 let receiver: WebhookReceiver
@@ -71,7 +77,10 @@ const rows = () =>
 
 let accountId: string
 
-/** `count` deliveries to `path`, due at once, written in one statement: both loops find them on their next pass. */
+/**
+ * `count` deliveries to `path`, each with its `webhook` task due at once, written in one
+ * transaction: both processes' runners find them on their next claim.
+ */
 const insertDue = async (count: number, path: string) => {
   const ids: Array<string> = Array.from({ length: count }, () => randomUUID())
   await query(Effect.gen(function*() {
@@ -87,13 +96,35 @@ const insertDue = async (count: number, path: string) => {
       next_attempt_at: now,
       created_at: now
     }))
-    yield* sql`INSERT INTO webhook_deliveries ${sql.insert([first!, ...rest])}`.pipe(Effect.orDie)
+    const [firstTask, ...restTasks] = ids.map((id) => ({
+      id: randomUUID(),
+      kind: "webhook",
+      job_id: null,
+      sub_key: id,
+      payload: JSON.stringify(id),
+      status: "pending",
+      created_at: now
+    }))
+    yield* sql.withTransaction(Effect.all([
+      sql`INSERT INTO webhook_deliveries ${sql.insert([first!, ...rest])}`,
+      sql`INSERT INTO tasks ${sql.insert([firstTask!, ...restTasks])}`
+    ])).pipe(Effect.orDie)
   }))
   return ids
 }
 
+/** Whether `line` runs on `server` now: it logged the start more often than the stop. */
+const runsOn = (server: ServerProcess, started: string, stopped: string) => {
+  const count = (msg: string) => server.output().split("\n").filter((line) => line.includes(`"msg":"${msg}"`)).length
+  return count(started) > count(stopped)
+}
+const singletons = [
+  { name: "housekeeping", started: housekeepingStarted, stopped: housekeepingStopped },
+  { name: "job event feed", started: "job event feed runs on this process", stopped: "job event feed stopped on this process" }
+]
+
 describe.skipIf(!onPostgres)("webhook deliveries with two processes on one Postgres", () => {
-  it("sends each event once to a receiver slower than the loop, and records every send", async () => {
+  it("sends each event once to a receiver slower than the poll, and records every send", async () => {
     const env = { ...storage.env, VERBATIM_FETCH_ALLOW: `127.0.0.1:${receiver.port}` }
     const account = await runCliJson<{ id: string }>(["admin", "account", "create", "--email", "hooks@example.com"], env)
     processes.push(...await Promise.all([startServerProcess(env), startServerProcess(env)]))
@@ -105,7 +136,7 @@ describe.skipIf(!onPostgres)("webhook deliveries with two processes on one Postg
       const found = await rows()
       return found.every((row) => row.delivered_at !== null) ? true : undefined
     }, "every delivery to be delivered", 120_000, 250)
-    // A second send of anything would have arrived by now (receiver delay plus loop intervals).
+    // A second send of anything would have arrived by now (receiver delay plus poll intervals).
     await sleep(receiverDelayMs + 2_500)
 
     const sent = receiver.deliveries.filter((delivery) => delivery.path === "/multi").map((delivery) => delivery.headers["webhook-id"] as string)
@@ -128,10 +159,26 @@ describe.skipIf(!onPostgres)("webhook deliveries with two processes on one Postg
     expect(claimed).toEqual([])
   }, 240_000)
 
+  it("runs housekeeping and the event feed on one process at a time", async () => {
+    const [a, b] = processes
+    for (const singleton of singletons) {
+      // Shards may still move between the two just after start: wait until one holds it, then
+      // watch for a while that never both do.
+      await eventually(async () => (runsOn(a!, singleton.started, singleton.stopped) !== runsOn(b!, singleton.started, singleton.stopped) ? true : undefined), `${singleton.name} on one process`, 30_000, 100)
+    }
+    for (let check = 0; check < 20; check++) {
+      for (const singleton of singletons) {
+        const on = [a!, b!].filter((server) => runsOn(server, singleton.started, singleton.stopped))
+        expect(on.length, `${singleton.name} runs on ${on.length} processes`).toBeLessThanOrEqual(1)
+      }
+      await sleep(150)
+    }
+  }, 60_000)
+
   it("with one process killed mid-delivery: every event arrives, only those it had in flight twice", async () => {
     const [victim, survivor] = processes
     expect(victim && survivor, "the two processes of the first test").toBeTruthy()
-    // More than one pass can claim (20), so both processes hold deliveries in flight at once.
+    // More than one process's slots (20), so both processes hold deliveries in flight at once.
     const count = 40
     const ids = await insertDue(count, "/killed")
     const arrivals = () => receiver.deliveries.filter((delivery) => delivery.path === "/killed")
@@ -142,7 +189,7 @@ describe.skipIf(!onPostgres)("webhook deliveries with two processes on one Postg
     await eventually(async () => {
       const found = (await rows()).filter((row) => ids.includes(row.id))
       return found.length === count && found.every((row) => row.delivered_at !== null) ? true : undefined
-    }, "every delivery to be delivered after the kill", claimLeaseMs + 60_000, 500)
+    }, "every delivery to be delivered after the kill", leaseExpiryMs + 60_000, 500)
     await sleep(receiverDelayMs + 2_500)
 
     const byId = new Map<string, Array<number>>()
@@ -153,16 +200,17 @@ describe.skipIf(!onPostgres)("webhook deliveries with two processes on one Postg
     // Every event arrived.
     expect([...byId.keys()].sort()).toEqual([...ids].sort())
     // Those twice were in flight at the kill (arrived, answer still pending: the receiver answers
-    // after `receiverDelayMs`), and went again only once their claim lapsed; nothing went three times.
+    // after `receiverDelayMs`), and went again only once their task's lease expired (its last beat
+    // was up to 2 s before the kill); nothing went three times.
     const twice = [...byId].filter(([, times]) => times.length > 1)
     expect(twice.length, "the killed process's in-flight deliveries are sent again").toBeGreaterThan(0)
     for (const [id, times] of twice) {
       expect(times, id).toHaveLength(2)
       expect(times[0]!, `${id} was in flight at the kill`).toBeGreaterThan(killedAt - receiverDelayMs - 500)
       expect(times[0]!).toBeLessThanOrEqual(killedAt)
-      expect(times[1]! - times[0]!, `${id} went again only after its claim lapsed`).toBeGreaterThan(claimLeaseMs - 5_000)
+      expect(times[1]! - times[0]!, `${id} went again only after its lease expired`).toBeGreaterThan(leaseExpiryMs - 3_000)
     }
-    // The table counts every send and ends with nothing claimed.
+    // The table counts every send and ends with nothing marked in flight.
     const recorded = (await rows()).filter((row) => ids.includes(row.id))
     for (const row of recorded) {
       expect(row).toMatchObject({ last_status: 200, next_attempt_at: null })
@@ -171,5 +219,9 @@ describe.skipIf(!onPostgres)("webhook deliveries with two processes on one Postg
     }
     // The survivor says what happened to each one it sent again.
     for (const [id] of twice) expect(survivor!.output()).toMatch(new RegExp(`webhook sent again[^\\n]*${id}`))
+    // Housekeeping and the feed run on the survivor now, whichever process had them.
+    for (const singleton of singletons) {
+      await eventually(async () => (runsOn(survivor!, singleton.started, singleton.stopped) ? true : undefined), `${singleton.name} on the survivor`, 60_000, 250)
+    }
   }, 240_000)
 })

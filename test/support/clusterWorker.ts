@@ -7,7 +7,7 @@
  * Environment: the usual `VERBATIM_DATA_DIR` / `DATABASE_URL`, `VERBATIM_WORKERS` (pool size),
  * `VERBATIM_RUNNER_HOST` / `VERBATIM_RUNNER_PORT` (socket mode), plus `CLUSTER_TEST_WORKER`
  * (this worker's label, recorded on the jobs it works on), `CLUSTER_TEST_RECONCILE=off`
- * (no start-up reconciliation: neither unfinished jobs nor unfinished tasks are sent again)
+ * (no start-up reconciliation of unfinished jobs; unfinished tasks are found by the claims)
  * and `CLUSTER_TEST_BACKOFF_MS` (the engine's backoff before a second attempt).
  *
  * Protocol on stdio: prints `@@ready` once the runner is up; reads `dispatch <id>` (one

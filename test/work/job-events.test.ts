@@ -3,8 +3,7 @@
  * gets each event once, in order, only of the types it asked for; its reaction (a row it
  * writes, a task it asks for) happens exactly once even when the consumer fails once and
  * when the process stops before the feed ran (events committed before a restart are
- * delivered after it). Also: processed cluster messages are cleaned up after their
- * retention, unprocessed ones never.
+ * delivered after it).
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -12,11 +11,9 @@ import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type JobEventConsumer, JobEventFeed } from "../../services/work/JobEventFeed.ts"
 import { JobEventLog, type JobEventType } from "../../services/work/JobEventLog.ts"
-import { MessageCleanup } from "../../services/work/MessageCleanup.ts"
 import type { TaskHandler } from "../../services/work/TaskKind.ts"
-import { Tasks } from "../../services/work/Tasks.ts"
 import { JobId } from "../../src/contract/domain/Ids.ts"
-import { eventually, sleep } from "../support/jobsClient.ts"
+import { eventually } from "../support/jobsClient.ts"
 import { type Engine, startEngine } from "./support/engine.ts"
 
 /** Jobs whose next delivery the consumer fails (once each). */
@@ -108,48 +105,5 @@ describe("job event feed", () => {
     expect(await pass()).toBe(0)
     expect(await seen(id)).toHaveLength(1)
     await eventually(async () => (indexed.includes(id) ? true : undefined), "the index task after the restart")
-  })
-})
-
-describe("cluster message cleanup", () => {
-  const counts = () =>
-    engine.run(SqlClient.SqlClient.use((sql) =>
-      sql<{ processed: number; pending: number; replies: number }>`SELECT
-        (SELECT count(*)::int FROM cluster_messages WHERE processed) AS processed,
-        (SELECT count(*)::int FROM cluster_messages WHERE NOT processed) AS pending,
-        (SELECT count(*)::int FROM cluster_replies) AS replies`
-    )).then((rows) => rows[0]!)
-
-  it("deletes processed messages and their replies after the retention, never pending ones", async () => {
-    const jobs = Array.from({ length: 4 }, () => JobId.make(randomUUID()))
-    const ids = await Promise.all(jobs.map((job) => engine.run(Tasks.use((tasks) => tasks.enqueue("index", job)))))
-    await eventually(async () => (jobs.every((job) => indexed.includes(job)) ? true : undefined), "the tasks to run")
-    // A task's message is a wake-up, answered at once; a pending message is one scheduled for
-    // later (`deliver_at`, as effect/cluster stores a DeliverAt payload): one is written here,
-    // due in a day, so the runtime leaves it alone while the cleanup runs.
-    await sleep(1_000)
-    await engine.run(SqlClient.SqlClient.use((sql) =>
-      sql`INSERT INTO cluster_messages (id, shard_id, entity_type, entity_id, kind, tag, payload, headers, processed, request_id, deliver_at)
-        SELECT top.id, shard_id, entity_type, entity_id, kind, tag, payload, headers, false, top.id, ${Date.now() + 86_400_000}
-        FROM cluster_messages, (SELECT max(id) + 1 AS id FROM cluster_messages) AS top
-        WHERE processed ORDER BY rowid DESC LIMIT 1`
-    ))
-    const before = await counts()
-    expect(before.processed).toBeGreaterThanOrEqual(ids.length)
-    expect(before.pending).toBeGreaterThanOrEqual(1)
-
-    // Within the retention nothing goes.
-    expect(await engine.run(MessageCleanup.use((cleanup) => cleanup.run("1 hour")))).toBe(0)
-    expect((await counts()).processed).toBe(before.processed)
-
-    // The first pass marks, a pass after the retention deletes up to the mark.
-    await engine.run(MessageCleanup.use((cleanup) => cleanup.run("200 millis")))
-    await sleep(400)
-    const deleted = await engine.run(MessageCleanup.use((cleanup) => cleanup.run("200 millis")))
-    expect(deleted).toBeGreaterThanOrEqual(before.processed)
-    const after = await counts()
-    expect(after.processed).toBe(0)
-    expect(after.replies).toBe(0)
-    expect(after.pending).toBe(before.pending)
   })
 })

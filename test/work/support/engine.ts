@@ -12,7 +12,6 @@ import { DatabaseConfig } from "../../../services/config/DatabaseConfig.ts"
 import { configLayerWith } from "../../support/config.ts"
 import { type JobEventConsumer, JobEventFeed } from "../../../services/work/JobEventFeed.ts"
 import { JobEventLog } from "../../../services/work/JobEventLog.ts"
-import { MessageCleanup } from "../../../services/work/MessageCleanup.ts"
 import { TaskHandlers } from "../../../services/work/TaskHandlers.ts"
 import type { TaskHandler } from "../../../services/work/TaskKind.ts"
 import { TaskStore } from "../../../services/work/TaskStore.ts"
@@ -25,6 +24,8 @@ export interface EngineOptions {
   readonly backoffMs?: number
   /** How often the engine beats its leases (default: the engine's, from the kinds' stall limits). */
   readonly heartbeatEvery?: Duration.Input
+  /** How often a runner claims without being woken (default: the engine's, 1 s). */
+  readonly pollEvery?: Duration.Input
 }
 
 const buildLayer = (storage: TestStorage, runnerPort: number, options: EngineOptions) => {
@@ -39,13 +40,13 @@ const buildLayer = (storage: TestStorage, runnerPort: number, options: EngineOpt
       WorkClusterLayer(
         {
           ...clusterOptionsFrom(shape),
-          engine: { backoff: `${options.backoffMs ?? 200} millis`, heartbeatEvery: options.heartbeatEvery }
+          engine: { backoff: `${options.backoffMs ?? 200} millis`, heartbeatEvery: options.heartbeatEvery, pollEvery: options.pollEvery }
         },
         Layer.succeed(TaskHandlers, TaskHandlers.make(options.handlers))
       ))
   )
   const consumers = (options.consumers ?? []).map((consumer) => Effect.succeed(consumer))
-  return Layer.mergeAll(JobEventFeed.layer(...consumers), MessageCleanup.layer).pipe(
+  return JobEventFeed.layer(...consumers).pipe(
     Layer.provideMerge(engine),
     Layer.provideMerge(Layer.mergeAll(TaskStore.layer, JobEventLog.layer)),
     Layer.provideMerge(DatabaseLayer),
