@@ -18,7 +18,12 @@ const englishStopWords = new Set(
   (
     "a an and are as at be been but by can could did do does for from had has have how i if in into is it its " +
     "me my no not of on or our so than that the their them then there these they this to was we were what when " +
-    "where which who whom why will with would you your about after again all also any because before being both"
+    "where which who whom why will with would you your about after again all also any because before being both " +
+    // Modal and auxiliary verbs and quantifiers (Postgres's English stop words): "should"
+    // as a content word made "should I expect a downpour this evening" match 2,260 of 100k
+    // passages with "evening" alone, all read to be ranked.
+    "should shall may might must does doing done am he him his she her those each few more most other some such " +
+    "only own same too very just"
   ).split(" ")
 )
 const spanishStopWords = new Set(
