@@ -65,7 +65,7 @@ const backoffMs = 300
 
 beforeAll(async () => {
   engine = await startEngine("work-engine", {
-    backoffMs,
+    engine: { backoff: `${backoffMs} millis` },
     handlers: [
       handler("index", 2),
       handler("insights", 1),
@@ -159,8 +159,7 @@ describe("task engine", () => {
 
   it("gives up a running task whose lease goes silent as stalled; the late attempt cannot end it done", async () => {
     const silent = await startEngine("work-engine-silent", {
-      backoffMs,
-      heartbeatEvery: "1 hour",
+      engine: { backoff: `${backoffMs} millis`, heartbeatEvery: "1 hour" },
       handlers: [handler("render-clip", 1, { stallAfter: "400 millis" })]
     })
     try {

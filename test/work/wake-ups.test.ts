@@ -38,7 +38,7 @@ const pingHandler: TaskHandler<string, "none"> = {
 let engine: Engine
 
 beforeAll(async () => {
-  engine = await startEngine("work-wake-ups", { handlers: [pingHandler], pollEvery: "1 hour" })
+  engine = await startEngine("work-wake-ups", { handlers: [pingHandler], engine: { pollEvery: "1 hour" } })
 }, 120_000)
 afterAll(async () => {
   await engine?.close()

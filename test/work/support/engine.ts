@@ -5,7 +5,7 @@
  * registers. `restart` closes everything (as a clean stop) and builds it again on the
  * same storage. No feed loop runs: tests call `JobEventFeed.pass` themselves.
  */
-import { Context, type Duration, Effect, Exit, Layer, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { clusterOptionsFrom, WorkClusterLayer } from "../../../layers/Cluster.ts"
 import { DatabaseLayer } from "../../../layers/Database.ts"
 import { DatabaseConfig } from "../../../services/config/DatabaseConfig.ts"
@@ -14,6 +14,7 @@ import { type JobEventConsumer, JobEventFeed } from "../../../services/work/JobE
 import { JobEventLog } from "../../../services/work/JobEventLog.ts"
 import { TaskHandlers } from "../../../services/work/TaskHandlers.ts"
 import type { TaskHandler } from "../../../services/work/TaskKind.ts"
+import type { TaskEngineOptions } from "../../../services/work/TaskRunner.ts"
 import { TaskStore } from "../../../services/work/TaskStore.ts"
 import { makeTestStorage, type TestStorage } from "../../support/database.ts"
 import { freePort } from "../../support/ports.ts"
@@ -21,11 +22,8 @@ import { freePort } from "../../support/ports.ts"
 export interface EngineOptions {
   readonly handlers: ReadonlyArray<TaskHandler>
   readonly consumers?: ReadonlyArray<JobEventConsumer>
-  readonly backoffMs?: number
-  /** How often the engine beats its leases (default: the engine's, from the kinds' stall limits). */
-  readonly heartbeatEvery?: Duration.Input
-  /** How often a runner claims without being woken (default: the engine's, 1 s). */
-  readonly pollEvery?: Duration.Input
+  /** The engine's own options (the app's type); the backoff defaults to 200 ms here. */
+  readonly engine?: TaskEngineOptions
 }
 
 const buildLayer = (storage: TestStorage, runnerPort: number, options: EngineOptions) => {
@@ -40,7 +38,7 @@ const buildLayer = (storage: TestStorage, runnerPort: number, options: EngineOpt
       WorkClusterLayer(
         {
           ...clusterOptionsFrom(shape),
-          engine: { backoff: `${options.backoffMs ?? 200} millis`, heartbeatEvery: options.heartbeatEvery, pollEvery: options.pollEvery }
+          engine: { backoff: "200 millis", ...options.engine }
         },
         Layer.succeed(TaskHandlers, TaskHandlers.make(options.handlers))
       ))
