@@ -13,7 +13,7 @@ import { OnnxRuntime } from "../onnx/OnnxRuntime.ts"
 import { TranscriberLive } from "../TranscriberLive.ts"
 import { VoiceActivity } from "../vad/VoiceActivity.ts"
 import { Whisper } from "../whisper/Whisper.ts"
-import type { PipelineOptions } from "./Protocol.ts"
+import type { PipelineOptions } from "./PipelineRpc.ts"
 
 /** Download progress on stderr, one line per file as it completes a tenth. */
 export const reportDownload = (progress: DownloadProgress) => {

@@ -1,7 +1,8 @@
 /**
- * The supervised pipeline worker, seen from the main thread: `run(op, input, onProgress)` runs one
- * operation of Protocol.ts in a `node:worker_threads` worker (workerMain.ts), so the CPU work
- * of the pipeline (log-mel, VAD glue, the decoding loop, alignment) never blocks the event loop.
+ * The supervised pipeline worker, seen from the main thread: the pipeline's RPCs
+ * (PipelineRpc.ts) served by a `node:worker_threads` worker (workerMain.ts) through Effect's RPC
+ * over workers, so the CPU work of the pipeline (log-mel, VAD glue, the decoding loop, alignment)
+ * never blocks the event loop.
  *
  * One long-lived worker, started on the first call (an idle server pays nothing for it) and kept
  * between calls so loaded models are reused. After `idleExitMs` without a call (by default the
@@ -10,74 +11,70 @@
  * before, 431 MB after, 345 MB once the worker ended; base 121 → 551 → 389 MB. The rest stays
  * in the C allocator's arenas, as it did when the pipeline ran on the main thread.
  * Supervision: a worker that crashes or exits fails every call in flight with `WorkerLost` and is
- * forgotten; the next call starts a fresh one. A call that ends before its answer (interrupted, or
- * `onProgress` failed) sends `Cancel` and waits for the worker to confirm; a worker that does not
- * confirm within `cancelGraceMs` is retired. Closing the layer's scope retires the worker.
+ * forgotten; the next call starts a fresh one. Closing the layer's scope retires the worker.
  *
- * Retiring asks the worker to exit (`Exit`, handled between two steps of its work) and terminates
- * it only if it is still there `killAfterMs` later. Never `terminate()` first: terminating while
- * the worker is inside a synchronous onnxruntime `run` aborts the whole process (the binding throws
- * a C++ exception into the torn-down environment: SIGABRT, seen here when it was tried).
+ * The rule: a worker thread is never terminated inside an ONNX run. Terminating a worker while
+ * it is inside a synchronous onnxruntime `run` aborts the whole process (the binding throws a C++
+ * exception into the torn-down environment: SIGABRT, seen here when it was tried). It holds here:
+ * - A call that ends before its answer (interrupted, or `onProgress` failed) interrupts its RPC;
+ *   the worker lets the ONNX run in progress finish (it holds the worker's thread) and drops the
+ *   answer. The call then waits for `Settle`, which the worker answers only between two steps of
+ *   its work, once that call has ended there; a worker that does not answer within
+ *   `cancelGraceMs` is retired.
+ * - The worker is only ever ended through `retire`, which first waits for `Settle` (all its calls
+ *   ended, up to `cancelGraceMs`) and then closes the RPC client's scope: the worker is asked to
+ *   close, and ends itself on its own event loop (PipelineServer.ts), never inside a run.
+ *   Effect's Node worker platform terminates it only if it has not ended 5 s after that request:
+ *   a thread that answered nothing for `cancelGraceMs` + 5 s, i.e. a hung one.
  */
-import { Context, Effect, Layer, Queue, Schema } from "effect"
+import { NodeWorker } from "@effect/platform-node"
+import { Cause, Context, Deferred, Effect, Exit, Layer, Scope, Semaphore, Stream } from "effect"
+import { RpcClient, RpcClientError, RpcWorker } from "effect/rpc"
 import { Worker } from "node:worker_threads"
-import {
-  type FromWorker,
-  type OperationError,
-  type OperationInput,
-  type OperationName,
-  operations,
-  type OperationSuccess,
-  type PipelineOptions,
-  type ProgressFacts,
-  type ToWorker,
-  type WorkerInput,
-  type WorkerTestHooks
-} from "./Protocol.ts"
+import type { DiarizationFailed, SpeakerTurn } from "../diarize/Diarizer.ts"
+import type { DiarizeFileRequest } from "../diarize/FileDiarizer.ts"
+import type {
+  NoAudioInFile,
+  ProgressReport,
+  TranscribeRequest,
+  TranscriptionFailed,
+  TranscriptionResult
+} from "../Transcriber.ts"
+import { PipelineOptions, PipelineRpcs, WorkerLost } from "./PipelineRpc.ts"
 
-/** The worker died (crash, exit, could not start) while the call ran; a new call gets a new worker. */
-export class WorkerLost extends Schema.TaggedError<WorkerLost>()("WorkerLost", {
-  reason: Schema.String
-}) {}
+export { WorkerLost }
 
 export interface PipelineWorkerOptions {
   readonly pipeline: PipelineOptions
-  /** How long an interrupted call waits for the worker to confirm before terminating it (default 10 s). */
+  /** How long an interrupted call, or a retiring worker, waits for the worker to settle (default 10 s). */
   readonly cancelGraceMs?: number
-  /** How long a retired worker has to exit by itself before it is terminated (default 30 s). */
-  readonly killAfterMs?: number
   /** Idle time after which the worker is ended (default `pipeline.idleUnloadMs`). */
   readonly idleExitMs?: number
-  /** Tests only: faults injected in the worker (Protocol.ts). */
-  readonly testHooks?: WorkerTestHooks
+  /** The worker's entry module (default workerMain.ts); a test may give one that wraps its handlers. */
+  readonly entry?: URL
 }
 
-type Reply = Exclude<FromWorker, { readonly _tag: "Fatal" }> | { readonly _tag: "Lost"; readonly reason: string }
+type Client = RpcClient.FromGroup<typeof PipelineRpcs, RpcClientError.RpcClientError>
 
-/** One started worker and the calls it owes an answer. */
-interface Running {
-  readonly worker: Worker
-  readonly calls: Map<number, Queue.Queue<Reply>>
-  fatal: string | undefined
-  gone: boolean
+/** One started worker: its RPC client, and the scope whose closing ends it. */
+interface Slot {
+  readonly scope: Scope.Closeable
+  readonly client: Client
+  /** Set when Effect's worker pool spawns it. */
+  thread: Worker | undefined
+  /** Fails with the reason once the worker is gone or retiring: calls in flight end with it. */
+  readonly gone: Deferred.Deferred<never, WorkerLost>
+  /** Calls in flight that have not ended. */
+  live: number
   idleTimer: ReturnType<typeof setTimeout> | undefined
-  readonly exited: Promise<void>
-}
-
-/** One call in flight; `settled` once the worker's final answer was read. */
-interface Call {
-  readonly id: number
-  readonly queue: Queue.Queue<Reply>
-  readonly running: Running
-  settled: boolean
 }
 
 export class PipelineWorker extends Context.Service<PipelineWorker, {
-  run<K extends OperationName>(
-    op: K,
-    input: OperationInput<K>,
-    onProgress: (progress: number, facts: ProgressFacts) => Effect.Effect<void>
-  ): Effect.Effect<OperationSuccess<K>, OperationError<K> | WorkerLost>
+  transcribe(
+    request: TranscribeRequest,
+    onProgress: ProgressReport
+  ): Effect.Effect<TranscriptionResult, NoAudioInFile | TranscriptionFailed | WorkerLost>
+  diarize(request: DiarizeFileRequest): Effect.Effect<Array<SpeakerTurn>, DiarizationFailed | WorkerLost>
   /** The running worker's thread id, or null when none runs (started lazily, forgotten when lost). */
   readonly threadId: Effect.Effect<number | null>
 }>()("verbatim/pipeline/PipelineWorker") {
@@ -87,155 +84,153 @@ export class PipelineWorker extends Context.Service<PipelineWorker, {
       Effect.gen(function*() {
         const cancelGraceMs = options.cancelGraceMs ?? 10_000
         const idleExitMs = options.idleExitMs ?? options.pipeline.idleUnloadMs
-        const killAfterMs = options.killAfterMs ?? 30_000
-        const workerData: WorkerInput = {
-          pipeline: options.pipeline,
-          ...(options.testHooks === undefined ? {} : { testHooks: options.testHooks })
-        }
-        let current: Running | undefined
-        let nextId = 0
+        const entry = options.entry ?? new URL("./workerMain.ts", import.meta.url)
+        const starting = yield* Semaphore.make(1)
+        let current: Slot | undefined
 
-        const lose = (running: Running, reason: string) => {
-          if (running.gone) return
-          running.gone = true
-          clearTimeout(running.idleTimer)
-          if (current === running) current = undefined
-          const why = running.fatal ?? reason
-          for (const queue of running.calls.values()) Queue.offerUnsafe(queue, { _tag: "Lost", reason: why })
-          running.calls.clear()
+        /** Fails the slot's calls with `reason` and forgets it; true the first time only. */
+        const lose = (slot: Slot, reason: string) => {
+          if (!Deferred.doneUnsafe(slot.gone, Exit.fail(new WorkerLost({ reason })))) return false
+          clearTimeout(slot.idleTimer)
+          if (current === slot) current = undefined
+          return true
         }
-
-        /** Fails its calls, asks it to exit, terminates it if it has not after `killAfterMs`. */
-        const retire = (running: Running, reason: string): Promise<void> => {
-          lose(running, reason)
-          running.worker.postMessage({ _tag: "Exit" } satisfies ToWorker)
-          const kill = setTimeout(() => void running.worker.terminate(), killAfterMs)
-          kill.unref()
-          return running.exited.then(() => clearTimeout(kill))
-        }
-
-        const spawn = (): Running => {
-          const worker = new Worker(new URL("./workerMain.ts", import.meta.url), { workerData })
-          const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()))
-          const running: Running = { worker, calls: new Map(), fatal: undefined, gone: false, idleTimer: undefined, exited }
-          worker.on("message", (message: FromWorker) => {
-            if (message._tag === "Fatal") {
-              running.fatal = message.message
-              return
-            }
-            const queue = running.calls.get(message.id)
-            if (queue !== undefined) Queue.offerUnsafe(queue, message)
-          })
-          worker.on("error", (error) => lose(running, `the pipeline worker crashed: ${error.message}`))
-          worker.on("exit", (code) => lose(running, `the pipeline worker exited (code ${code})`))
-          // Only calls in flight keep the process alive, not an idle worker.
-          worker.unref()
-          return running
-        }
-
-        /** Registers a call with the running worker (starting one if needed) and sends it. */
-        const open = (op: OperationName, input: unknown) =>
-          Effect.gen(function*() {
-            const queue = yield* Queue.unbounded<Reply>()
-            const id = nextId++
-            const running = yield* Effect.try({
-              try: () => current ?? (current = spawn()),
-              catch: (cause) => new WorkerLost({ reason: `the pipeline worker could not start: ${String(cause)}` })
-            })
-            clearTimeout(running.idleTimer)
-            running.calls.set(id, queue)
-            running.worker.ref()
-            running.worker.postMessage({ _tag: "Start", id, op, input } satisfies ToWorker)
-            return { id, queue, running, settled: false }
-          })
 
         /**
-         * Ends a call. One that ended before the worker answered (interrupted, or a defect in
-         * `onProgress`) is cancelled in the worker, so no work goes on for a caller that left.
+         * Ends a worker without ever terminating it inside an ONNX run (see the module comment):
+         * waits for it to settle, then asks it to close; Effect's worker platform terminates it
+         * only if it is still there 5 s later.
          */
+        const shut = (slot: Slot) =>
+          slot.client.Settle({ busy: 0 }).pipe(
+            Effect.timeoutOption(cancelGraceMs),
+            Effect.ignore,
+            Effect.andThen(Scope.close(slot.scope, Exit.void))
+          )
+        const retire = (slot: Slot, reason: string) => Effect.suspend(() => lose(slot, reason) ? shut(slot) : Effect.void)
+        /** `retire` that forgets the worker at once and ends it in the background. */
+        const retireLater = (slot: Slot, reason: string) =>
+          Effect.suspend(() => lose(slot, reason) ? Effect.asVoid(Effect.forkDetach(shut(slot))) : Effect.void)
 
-        const close = (
-          call: Call
-        ) =>
-          Effect.gen(function*() {
-            const { id, queue, running } = call
-            if (!call.settled && running.calls.has(id)) {
-              running.worker.postMessage({ _tag: "Cancel", id } satisfies ToWorker)
-              const confirmed = yield* Queue.take(queue).pipe(
-                Effect.repeat({ until: (reply) => reply._tag !== "Progress" }),
-                Effect.timeoutOption(cancelGraceMs)
+        const spawn = Effect.gen(function*() {
+          const scope = yield* Scope.make()
+          const gone = Deferred.makeUnsafe<never, WorkerLost>()
+          let slot: Slot | undefined
+          let thread: Worker | undefined
+          const protocol = RpcClient.layerProtocolWorker({ size: 1, concurrency: Number.MAX_SAFE_INTEGER }).pipe(
+            Layer.provide(NodeWorker.layer(() => {
+              const started = new Worker(entry)
+              thread = started
+              if (slot !== undefined) slot.thread = started
+              // Registered before the platform's own listeners: the reason is known when calls fail.
+              // A dead thread has no run to protect: its client is closed at once.
+              const died = (reason: string) => {
+                if (slot !== undefined && lose(slot, reason)) Effect.runFork(Scope.close(scope, Exit.void))
+              }
+              started.on("error", (error) => died(`the pipeline worker crashed: ${error.message}`))
+              started.on("exit", (code) => died(`the pipeline worker exited (code ${code})`))
+              // Only calls in flight keep the process alive, not an idle worker.
+              if (slot === undefined || slot.live === 0) started.unref()
+              return started
+            })),
+            Layer.provide(RpcWorker.layerInitialMessage(PipelineOptions, Effect.succeed(options.pipeline)))
+          )
+          const client = yield* Layer.buildWithScope(protocol, scope).pipe(
+            Effect.flatMap((context) => RpcClient.make(PipelineRpcs).pipe(Effect.provideContext(context))),
+            Scope.provide(scope),
+            Effect.catchCause((cause) =>
+              Effect.andThen(
+                Scope.close(scope, Exit.void),
+                Effect.fail(new WorkerLost({ reason: `the pipeline worker could not start: ${String(cause)}` }))
               )
-              if (confirmed._tag === "None") void retire(running, "the pipeline worker did not stop when asked")
+            )
+          )
+          slot = { scope, client, thread, gone, live: 0, idleTimer: undefined }
+          return slot
+        })
+
+        const acquire = starting.withPermit(Effect.gen(function*() {
+          const slot = current ?? (current = yield* spawn)
+          clearTimeout(slot.idleTimer)
+          slot.live++
+          slot.thread?.ref()
+          return slot
+        }))
+
+        /**
+         * Ends a call. One that ended before the worker answered waits for the worker to settle,
+         * so no work goes on for a caller that left; a worker that does not is retired.
+         */
+        const release = (slot: Slot, answered: boolean) =>
+          Effect.gen(function*() {
+            slot.live--
+            if (!answered && current === slot) {
+              const settled = yield* slot.client.Settle({ busy: slot.live }).pipe(
+                Effect.timeoutOption(cancelGraceMs),
+                Effect.catch(() => Effect.succeedNone)
+              )
+              if (settled._tag === "None") {
+                yield* retireLater(slot, "the pipeline worker did not stop when asked")
+              }
             }
-            running.calls.delete(id)
-            if (running.calls.size === 0 && !running.gone) {
-              running.worker.unref()
-              running.idleTimer = setTimeout(() => void retire(running, "the pipeline worker was idle"), idleExitMs)
-              running.idleTimer.unref()
+            if (slot.live === 0 && current === slot) {
+              slot.thread?.unref()
+              slot.idleTimer = setTimeout(() => Effect.runFork(retire(slot, "the pipeline worker was idle")), idleExitMs)
+              slot.idleTimer.unref()
             }
           })
 
-        const call = (
-          op: OperationName,
-          input: unknown,
-          onProgress: (progress: number, facts: ProgressFacts) => Effect.Effect<void>
-        ): Effect.Effect<{ readonly _tag: "Succeeded"; readonly value: unknown }, { readonly error: unknown } | WorkerLost> =>
-          Effect.acquireUseRelease(
-            open(op, input),
-            (opened) => {
-              const next: Effect.Effect<{ readonly _tag: "Succeeded"; readonly value: unknown }, { readonly error: unknown } | WorkerLost> =
-                Effect.flatMap(Queue.take(opened.queue), (reply) => {
-                  if (reply._tag !== "Progress") opened.settled = true
-                  switch (reply._tag) {
-                    case "Progress":
-                      return Effect.andThen(onProgress(reply.progress, reply.facts), next)
-                    case "Succeeded":
-                      return Effect.succeed(reply)
-                    case "Failed":
-                      return Effect.fail({ error: reply.error })
-                    case "Defect":
-                      return Effect.die(new Error(`pipeline worker: ${reply.message}`))
-                    case "Cancelled":
-                      // Only sent after a Cancel, which only a call that already ended sends.
-                      return Effect.interrupt
-                    case "Lost":
-                      return Effect.fail(new WorkerLost({ reason: reply.reason }))
-                  }
+        /** Runs `call` on the worker; a lost worker is `WorkerLost` with the reason it was lost. */
+        const use = <A, E>(call: (client: Client) => Effect.Effect<A, E | WorkerLost | RpcClientError.RpcClientError>) =>
+          Effect.gen(function*() {
+            const slot = yield* acquire
+            let answered = false
+            return yield* call(slot.client).pipe(
+              // Answered: a result or the operation's typed error came back. Otherwise (interrupted,
+              // a defect on either side) the worker may still be at it: the release waits for it.
+              Effect.onExit((exit) =>
+                Effect.sync(() => {
+                  answered = Exit.isSuccess(exit) || Cause.hasFails(exit.cause)
                 })
-              return next
-            },
-            close
-          )
-
-        const run = <K extends OperationName>(
-          op: K,
-          input: OperationInput<K>,
-          onProgress: (progress: number, facts: ProgressFacts) => Effect.Effect<void>
-        ): Effect.Effect<OperationSuccess<K>, OperationError<K> | WorkerLost> => {
-          const spec = operations[op]
-          const failed = (failure: { readonly error: unknown } | WorkerLost): Effect.Effect<never, unknown> =>
-            failure instanceof WorkerLost
-              ? Effect.fail(failure)
-              : Effect.flatMap(Schema.decodeUnknownEffect(spec.error)(failure.error).pipe(Effect.orDie), Effect.fail)
-          return Schema.encodeUnknownEffect(spec.input)(input).pipe(
-            Effect.orDie,
-            Effect.flatMap((encoded) => call(op, encoded, onProgress)),
-            Effect.catch(failed),
-            Effect.flatMap((answer) => Schema.decodeUnknownEffect(spec.success)(answer.value).pipe(Effect.orDie))
-          ) as Effect.Effect<OperationSuccess<K>, OperationError<K> | WorkerLost>
-        }
+              ),
+              Effect.catch((error) => {
+                if (!(error instanceof RpcClientError.RpcClientError)) return Effect.fail(error)
+                return Effect.andThen(
+                  retireLater(slot, `the pipeline worker was lost: ${error.message}`),
+                  Deferred.await(slot.gone)
+                )
+              }),
+              Effect.tapError((error) =>
+                error instanceof WorkerLost ? retireLater(slot, error.reason) : Effect.void
+              ),
+              (running) => Effect.raceFirst(running, Deferred.await(slot.gone)),
+              Effect.ensuring(Effect.suspend(() => release(slot, answered)))
+            )
+          })
 
         yield* Effect.addFinalizer(() =>
-          Effect.suspend(() => {
-            const running = current
-            if (running === undefined) return Effect.void
-            return Effect.promise(() => retire(running, "the pipeline is shutting down"))
-          })
+          Effect.suspend(() => current === undefined ? Effect.void : retire(current, "the pipeline is shutting down"))
         )
 
         return PipelineWorker.of({
-          run,
-          threadId: Effect.sync(() => current?.worker.threadId ?? null)
+          transcribe: Effect.fn("PipelineWorker.transcribe")(function*(request, onProgress) {
+            let result: TranscriptionResult | undefined
+            yield* use((client) =>
+              client.Transcribe(request).pipe(
+                Stream.runForEach((event) => {
+                  if (event._tag === "Done") return Effect.sync(() => void (result = event.result))
+                  return onProgress(event.progress, event.durationSeconds === undefined ? {} : { durationSeconds: event.durationSeconds })
+                })
+              )
+            )
+            if (result === undefined) return yield* Effect.die(new Error("pipeline worker: the transcription ended without a result"))
+            return result
+          }),
+          diarize: Effect.fn("PipelineWorker.diarize")(function*(request) {
+            const turns = yield* use((client) => client.Diarize(request))
+            return turns.map((turn) => ({ ...turn }))
+          }),
+          threadId: Effect.sync(() => current?.thread?.threadId ?? null)
         })
       })
     )

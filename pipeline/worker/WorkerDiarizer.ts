@@ -14,10 +14,9 @@ export const WorkerDiarizer = Layer.effect(
     const worker = yield* PipelineWorker
     return FileDiarizer.of({
       diarizeFile: Effect.fn("FileDiarizer.diarizeFile")(function*(request) {
-        const turns = yield* worker.run("Diarize", request, () => Effect.void).pipe(
+        return yield* worker.diarize(request).pipe(
           Effect.catchTag("WorkerLost", (lost) => Effect.fail(new DiarizationFailed({ reason: lost.reason })))
         )
-        return turns.map((turn) => ({ ...turn }))
       })
     })
   })

@@ -13,7 +13,7 @@ export const WorkerTranscriber = Layer.effect(
     const worker = yield* PipelineWorker
     return Transcriber.of({
       transcribe: Effect.fn("Transcriber.transcribe")(function*(request, onProgress) {
-        return yield* worker.run("Transcribe", request, onProgress).pipe(
+        return yield* worker.transcribe(request, onProgress).pipe(
           Effect.catchTag("WorkerLost", (lost) => Effect.fail(new TranscriptionFailed({ reason: lost.reason, kind: "engine" })))
         )
       })

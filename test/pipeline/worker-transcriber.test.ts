@@ -12,8 +12,8 @@ import * as path from "node:path"
 import { monitorEventLoopDelay } from "node:perf_hooks"
 import { type ProgressReport, Transcriber } from "../../pipeline/Transcriber.ts"
 import { localPipeline } from "../../pipeline/worker/LocalPipeline.ts"
+import type { PipelineOptions } from "../../pipeline/worker/PipelineRpc.ts"
 import { PipelineWorker } from "../../pipeline/worker/PipelineWorker.ts"
-import type { PipelineOptions, WorkerTestHooks } from "../../pipeline/worker/Protocol.ts"
 import { WorkerTranscriber } from "../../pipeline/worker/WorkerTranscriber.ts"
 import { mediaDir, modelsDir } from "../support/paths.ts"
 import { readWavPcm16, writeWav } from "../support/wav.ts"
@@ -42,19 +42,22 @@ const longFile = path.join(scratch, "long.wav")
   parts.reduce((offset, p) => (joined.set(p, offset), offset + p.length), 0)
   writeWav(longFile, joined)
 }
-/** A copy of a clip that the crash hook watches for. */
-const crashFile = path.join(scratch, "crash.wav")
-fs.copyFileSync(media("a01_slt_budget.wav"), crashFile)
+/** Copies of a clip that the test worker (test/support/crashingPipelineWorker.ts) crashes on. */
+const crashFile = (mode: "exit" | "throw" | "hang") => {
+  const file = path.join(scratch, `crash-${mode}.wav`)
+  if (!fs.existsSync(file)) fs.copyFileSync(media("a01_slt_budget.wav"), file)
+  return file
+}
+const crashingWorker = new URL("../support/crashingPipelineWorker.ts", import.meta.url)
 
 const workerLayer = (
-  testHooks?: WorkerTestHooks,
   extra: {
     readonly idleExitMs?: number
     readonly cancelGraceMs?: number
-    readonly killAfterMs?: number
     readonly pipeline?: PipelineOptions
+    readonly entry?: URL
   } = {}
-) => WorkerTranscriber.pipe(Layer.provideMerge(PipelineWorker.layer({ pipeline, ...(testHooks ? { testHooks } : {}), ...extra })))
+) => WorkerTranscriber.pipe(Layer.provideMerge(PipelineWorker.layer({ pipeline, ...extra })))
 
 const request = (file: string, wordTimestamps = true) => ({ path: file, language: "auto", wordTimestamps })
 const ignore: ProgressReport = () => Effect.void
@@ -212,14 +215,14 @@ describe("pipeline worker", () => {
       const again = yield* transcriber.transcribe(request(media("a01_slt_budget.wav")), ignore)
       expect(again.transcript.text.toLowerCase()).toContain("budget")
       expect(yield* worker.threadId).not.toBe(first)
-    }).pipe(Effect.provide(workerLayer(undefined, { idleExitMs: 500 }))))
+    }).pipe(Effect.provide(workerLayer({ idleExitMs: 500 }))))
 
   for (const mode of ["exit", "throw"] as const) {
     it.live(`fails the call with TranscriptionFailed when the worker dies (${mode}), then starts a new one`, () =>
       Effect.gen(function*() {
         const transcriber = yield* Transcriber
         const worker = yield* PipelineWorker
-        const exit = yield* Effect.exit(transcriber.transcribe(request(crashFile), ignore))
+        const exit = yield* Effect.exit(transcriber.transcribe(request(crashFile(mode)), ignore))
         const error = Exit.isFailure(exit) ? Cause.findErrorOption(exit.cause) : undefined
         expect(error?._tag === "Some" && error.value._tag).toBe("TranscriptionFailed")
         expect(error?._tag === "Some" && error.value.reason).toMatch(mode === "exit" ? /exited \(code 70\)/ : /crashed: injected/)
@@ -228,7 +231,7 @@ describe("pipeline worker", () => {
         const next = yield* transcriber.transcribe(request(media("a01_slt_budget.wav")), ignore)
         expect(next.transcript.text.toLowerCase()).toContain("budget")
         expect(yield* worker.threadId).not.toBeNull()
-      }).pipe(Effect.provide(workerLayer({ crash: { path: crashFile, mode } }))))
+      }).pipe(Effect.provide(workerLayer({ entry: crashingWorker }))))
   }
 
   it.live("retires (finally terminates) a worker that does not stop when asked; the next call gets a new one", () =>
@@ -236,7 +239,7 @@ describe("pipeline worker", () => {
       const transcriber = yield* Transcriber
       const worker = yield* PipelineWorker
       let reports = 0
-      const fiber = yield* Effect.forkChild(transcriber.transcribe(request(crashFile), () => Effect.sync(() => void reports++)))
+      const fiber = yield* Effect.forkChild(transcriber.transcribe(request(crashFile("hang")), () => Effect.sync(() => void reports++)))
       while (reports < 1) yield* Effect.sleep(20)
       const started = performance.now()
       yield* Fiber.interrupt(fiber)
@@ -246,7 +249,7 @@ describe("pipeline worker", () => {
       expect(yield* worker.threadId).toBeNull()
       const next = yield* transcriber.transcribe(request(media("a01_slt_budget.wav")), ignore)
       expect(next.transcript.text.toLowerCase()).toContain("budget")
-    }).pipe(Effect.provide(workerLayer({ crash: { path: crashFile, mode: "hang" } }, { cancelGraceMs: 1_000, killAfterMs: 1_000 }))))
+    }).pipe(Effect.provide(workerLayer({ entry: crashingWorker, cancelGraceMs: 1_000 }))))
 
   // A regression guard: terminating the worker while it is inside a (synchronous) onnxruntime run
   // aborts the whole process, which here would end this test file with SIGABRT.
@@ -289,7 +292,7 @@ describe("pipeline worker", () => {
       const error = Exit.isFailure(exit) ? Cause.findErrorOption(exit.cause) : undefined
       expect(error?._tag === "Some" && error.value._tag).toBe("TranscriptionFailed")
       expect(error?._tag === "Some" && error.value.reason).toMatch(/could not start: .*no ffmpeg on PATH/)
-    }).pipe(Effect.provide(workerLayer(undefined, { pipeline: { ...pipeline, decoder: "native" } }))))
+    }).pipe(Effect.provide(workerLayer({ pipeline: { ...pipeline, decoder: "native" } }))))
 
   it.live("keeps this thread's event loop responsive while a transcription runs", () =>
     Effect.gen(function*() {

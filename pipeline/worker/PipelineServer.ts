@@ -1,0 +1,93 @@
+/**
+ * The pipeline worker's side of PipelineRpc.ts: the handlers, and the program a worker thread
+ * runs to serve them (`serveWorker`, started by workerMain.ts).
+ *
+ * The pipeline (LocalPipeline.ts) is built from the initial message on the first call and kept
+ * for the worker's life, so loaded models are reused; sessions unload after their idle time, as
+ * in-process. Calls may overlap, each in its own fiber, as they would on the main thread; an
+ * interrupted call's fiber is interrupted at its next step (an ONNX run in progress is synchronous
+ * on this thread and ends first). A pipeline that cannot be built fails every call with
+ * `WorkerLost`, and the client retires the worker.
+ *
+ * The thread ends itself: when the client closes it, the RPC server stops, the pipeline's scope
+ * closes and `process.exit` ends this thread. Both happen on this thread's event loop, so never
+ * inside an ONNX run (see PipelineWorker.ts for why that matters and where the parent terminates).
+ */
+import { NodeWorkerRunner } from "@effect/platform-node"
+import { Cause, Context, Effect, Exit, Layer, Queue, Stream, SubscriptionRef } from "effect"
+import { type Rpc, type RpcGroup, RpcServer, RpcWorker } from "effect/rpc"
+import * as os from "node:os"
+import { FileDiarizer } from "../diarize/FileDiarizer.ts"
+import { type NoAudioInFile, Transcriber, type TranscriptionFailed } from "../Transcriber.ts"
+import { localPipeline } from "./LocalPipeline.ts"
+import {
+  type DiarizeRequest,
+  PipelineOptions,
+  PipelineRpcs,
+  type TranscribeEvent,
+  type TranscribeRequest,
+  WorkerLost
+} from "./PipelineRpc.ts"
+
+/**
+ * Lower this thread's scheduling priority before the pipeline starts, so the threads it creates
+ * (onnxruntime's intra-op pool, the ffmpeg worker) inherit it: on a busy machine the main thread's
+ * HTTP work is served first and the pipeline takes the CPU that is left. On Linux, `setpriority`
+ * on "process" 0 applies to the calling thread only. Best effort (refused or unsupported:
+ * unchanged). Caveat: libuv's shared thread pool is created by the first thread that needs it;
+ * the server's main thread always does (file system at start) long before this worker.
+ */
+const lowerPriority = (niceness: number) =>
+  Effect.sync(() => {
+    if (niceness > 0) os.setPriority(niceness)
+  }).pipe(Effect.catchDefect(() => Effect.void))
+
+/** The handlers of PipelineRpcs, as one record: a test worker may wrap some of them. */
+export const pipelineHandlers = Effect.gen(function*() {
+  const options = yield* RpcWorker.initialMessage(PipelineOptions).pipe(Effect.orDie)
+  yield* lowerPriority(options.niceness)
+  const scope = yield* Effect.scope
+  const pipeline = yield* Effect.cached(
+    Layer.buildWithScope(localPipeline(options), scope).pipe(
+      Effect.catchCause((cause) =>
+        Effect.fail(new WorkerLost({ reason: `the pipeline worker could not start: ${String(Cause.squash(cause))}` }))
+      )
+    )
+  )
+  const running = yield* SubscriptionRef.make(0)
+  /** Counts the call while it runs, for `Settle`. */
+  const counted = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.acquireUseRelease(
+      SubscriptionRef.update(running, (n) => n + 1),
+      () => effect,
+      () => SubscriptionRef.update(running, (n) => n - 1)
+    )
+
+  return {
+    Transcribe: (request: typeof TranscribeRequest.Type) =>
+      Stream.callback<TranscribeEvent, NoAudioInFile | TranscriptionFailed | WorkerLost>((queue) =>
+        counted(Effect.gen(function*() {
+          const transcriber = Context.get(yield* pipeline, Transcriber)
+          const result = yield* transcriber.transcribe(request, (progress, facts) =>
+            Queue.offer(queue, { _tag: "Progress", progress, ...facts }))
+          yield* Queue.offer(queue, { _tag: "Done", result })
+          yield* Queue.end(queue)
+        }))
+      ),
+    Diarize: (request: typeof DiarizeRequest.Type) =>
+      counted(Effect.flatMap(pipeline, (context) => Context.get(context, FileDiarizer).diarizeFile(request))),
+    Settle: ({ busy }: { readonly busy: number }) => SubscriptionRef.changes(running).pipe(Stream.takeUntil((n) => n <= busy), Stream.runDrain)
+  }
+})
+
+/**
+ * Serves `handlers` on this worker thread until the client closes it, then ends the thread.
+ * `handlers` may read the initial message (the protocol is provided to it).
+ */
+export const serveWorker = <E>(handlers: Layer.Layer<Rpc.ToHandler<RpcGroup.Rpcs<typeof PipelineRpcs>>, E, RpcServer.Protocol>) => {
+  const protocol = RpcServer.layerProtocolWorkerRunner.pipe(Layer.provide(NodeWorkerRunner.layer))
+  const program = RpcServer.layer(PipelineRpcs).pipe(Layer.provide(handlers), Layer.provide(protocol), Layer.launch)
+  Effect.runFork(program).addObserver((exit) => {
+    process.exit(Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause) ? 0 : 1)
+  })
+}
