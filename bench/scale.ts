@@ -269,7 +269,7 @@ const runOnce = async (procs: number, threads: number, kill: boolean): Promise<R
         } s after the kill, the whole batch ${((finished - killedAt) / 1000).toFixed(1)} s after it`
     }
 
-    // Webhooks follow the job's end by about a second (the delivery loop).
+    // Webhooks follow the job's end by a second or two (the event feed records the delivery, a runner claims its task).
     const hookJobs = submitted.filter((job) => job.hooks).map((job) => job.id)
     const deliveryRows = () => run<{ id: string; job_id: string }>(db, `SELECT id::text AS id, job_id::text AS job_id FROM webhook_deliveries`)
     let deliveries = await deliveryRows()

@@ -78,8 +78,6 @@ export class TaskStore extends Context.Service<TaskStore, {
   markFailed(id: string, error: string, token?: string): Effect.Effect<boolean>
   /** Whether the attempt with `token` still holds its running task. */
   holds(id: string, token: string): Effect.Effect<boolean>
-  /** Tasks not ended, oldest first (their messages are sent again at start). */
-  readonly unfinished: Effect.Effect<ReadonlyArray<TaskRecord>>
   /**
    * Running tasks of `kind` started before `startedBefore`, or whose lease is alive (beaten
    * since `leaseAliveSince`) but silent (or without progress) since `silentSince`. A task whose
@@ -192,10 +190,6 @@ export class TaskStore extends Context.Service<TaskStore, {
         return found.length > 0
       })
 
-      const unfinished = rows(sql`SELECT * FROM tasks WHERE status IN ('pending', 'running') ORDER BY created_at`).pipe(
-        Effect.withSpan("TaskStore.unfinished")
-      )
-
       const stuck = Effect.fn("TaskStore.stuck")(function*(
         kind: TaskKind,
         bounds: { readonly silentSince: Date; readonly startedBefore: Date; readonly leaseAliveSince: Date }
@@ -226,7 +220,6 @@ export class TaskStore extends Context.Service<TaskStore, {
         release,
         markFailed,
         holds,
-        unfinished,
         stuck,
         purgeOrphans
       })

@@ -45,7 +45,7 @@ let server: TestServer
 let receiver: WebhookReceiver
 /** Reachable only through a host name: its port is allowed, its address (loopback) is not. */
 let hidden: WebhookReceiver
-/** Answers 1.5 s after each request: slower than the 1 s delivery loop. */
+/** Answers 1.5 s after each request: slower than the 1 s claim poll. */
 let slow: WebhookReceiver
 let enterprise: { key: string; accountId: AccountId }
 const standIn = makeStandIn({ delayMs: 100, steps: 1 })

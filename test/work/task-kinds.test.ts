@@ -140,8 +140,12 @@ describe("a task kind declared in one file", () => {
 
   it("the backoff is kept over a restart: the waiting task runs after not_before on the new engine", async () => {
     const id = await greet({ name: "Hedy", failTimes: 1, ms: 10 })
-    await eventually(async () => ((await row(id)).status === "pending" && (await row(id)).attempts === 1 ? true : undefined), "the failed first attempt")
-    const notBefore = (await row(id)).not_before!.getTime()
+    // One read per check: separate reads could see the task pending before its first claim and then running.
+    const waiting = await eventually(async () => {
+      const current = await row(id)
+      return current.status === "pending" && current.attempts === 1 ? current : undefined
+    }, "the failed first attempt")
+    const notBefore = waiting.not_before!.getTime()
     await engine.restart()
     expect(await ended(id)).toMatchObject({ status: "done", attempts: 2 })
     const second = greeted.filter((g) => g.taskId === id)[1]!
