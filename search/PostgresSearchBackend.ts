@@ -53,12 +53,15 @@ export const RRF_K = 20
 const EXACT_JOBS = 200
 /**
  * At most this many full-text matches are ranked by `ts_rank_cd` (the first found, in
- * storage order, i.e. mostly the oldest): ranking reads each match's row, ~10 µs a row
- * on PGlite, and one common word can match a tenth of a large library (11,300 rows at
- * 100k passages: 110 ms; 2,000 ranked left a one-word question at ~95 ms, 1,000 at ~67).
- * Beyond it the full-text list is a sample; the vector list is unaffected.
+ * storage order, i.e. mostly the oldest): ranking reads each match's row (a page each,
+ * often from outside the buffer cache), and one common word or pair can match a tenth of
+ * a large library (11,300 rows at 100k passages: 110 ms; 2,000 ranked left a one-word
+ * question at ~95 ms, 1,000 at ~67). 300: first list p99 138 → 100 ms at 100k (load
+ * 3.7), recall@10 against the exact reference still 1.000 on nearly distinct texts
+ * (bench/search.ts --varied). Beyond it the full-text list is a sample; the vector list
+ * is unaffected.
  */
-const LEXICAL_RANKED = 1000
+const LEXICAL_RANKED = 300
 /** Each list is cut at this depth before fusion. */
 const LIST_DEPTH = 50
 
@@ -319,10 +322,12 @@ export const PostgresSearchBackend = {
         const semantic = (query: CandidateQuery, depth: number) =>
           pgvector && (exact || query.within !== undefined || (query.jobIds !== undefined && query.jobIds.length <= EXACT_JOBS))
             // A few named jobs: their rows come from the job index and are ranked exactly
-            // (`+ 0` keeps the planner off HNSW, which would walk the whole graph's
-            // neighbourhood discarding other jobs' rows).
+            // (by the selected cosine, which keeps the planner off HNSW: it would walk the
+            // whole graph's neighbourhood discarding other jobs' rows). Ordering by the
+            // selected column computes each row's distance once; a second `<=>` in ORDER BY
+            // read every row's vector twice (moment list, 40 windows at 100k: 28–45 → 13–28 ms).
             ? sql`SELECT ${columns}, ${cosineColumn(query)} FROM search_passages WHERE ${filters(query)}
-                ORDER BY (embedding <=> ${vectorLiteral(query.vector)}::vector) + 0 LIMIT ${depth}`
+                ORDER BY cosine DESC LIMIT ${depth}`
             : pgvector
             ? sql.withTransaction(Effect.gen(function*() {
               // Filtered HNSW scans keep walking the graph until enough rows pass the filter.
