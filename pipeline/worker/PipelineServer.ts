@@ -13,7 +13,7 @@
  * closes and `process.exit` ends this thread. Both happen on this thread's event loop, so never
  * inside an ONNX run (see PipelineWorker.ts for why that matters and where the parent terminates).
  */
-import { NodeWorkerRunner } from "@effect/platform-node"
+import * as NodeWorkerRunner from "@effect/platform-node/NodeWorkerRunner"
 import { Cause, Context, Effect, Exit, Layer, Queue, Stream, SubscriptionRef } from "effect"
 import { type Rpc, type RpcGroup, RpcServer, RpcWorker } from "effect/rpc"
 import * as os from "node:os"

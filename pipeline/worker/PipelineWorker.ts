@@ -182,10 +182,9 @@ export class PipelineWorker extends Context.Service<PipelineWorker, {
 
         /** Runs `call` on the worker; a lost worker is `WorkerLost` with the reason it was lost. */
         const use = <A, E>(call: (client: Client) => Effect.Effect<A, E | WorkerLost | RpcClientError.RpcClientError>) =>
-          Effect.gen(function*() {
-            const slot = yield* acquire
+          Effect.suspend(() => {
             let answered = false
-            return yield* call(slot.client).pipe(
+            return Effect.acquireUseRelease(acquire, (slot) => call(slot.client).pipe(
               // Answered: a result or the operation's typed error came back. Otherwise (interrupted,
               // a defect on either side) the worker may still be at it: the release waits for it.
               Effect.onExit((exit) =>
@@ -203,9 +202,8 @@ export class PipelineWorker extends Context.Service<PipelineWorker, {
               Effect.tapError((error) =>
                 error instanceof WorkerLost ? retireLater(slot, error.reason) : Effect.void
               ),
-              (running) => Effect.raceFirst(running, Deferred.await(slot.gone)),
-              Effect.ensuring(Effect.suspend(() => release(slot, answered)))
-            )
+              (running) => Effect.raceFirst(running, Deferred.await(slot.gone))
+            ), (slot) => Effect.suspend(() => release(slot, answered)))
           })
 
         yield* Effect.addFinalizer(() =>
