@@ -161,6 +161,12 @@ const program = Effect.gen(function*() {
     const momentList: Array<number> = []
     const hitEmbedding: Array<number> = []
     const byQuestion = new Map<string, Array<number>>()
+    // One search outside the set first (its words match passages no question of the set
+    // is after): the process's first query also pays for code paths and statements run for
+    // the first time, once per process, not per question.
+    const w0 = performance.now()
+    yield* index.search({ accountId, q: "how much will the repairs of the pier cost", limit: 10 })
+    const warmUp = performance.now() - w0
     for (let i = 0; i < QUERIES; i++) {
       const q = questions[i % questions.length]!
       const q0 = performance.now()
@@ -196,8 +202,8 @@ const program = Effect.gen(function*() {
     // case: most questions are asked once); later askings of it find them cached.
     const first = Array.from(byQuestion.values(), (ms) => ms[0]!)
     const repeats = Array.from(byQuestion.values(), (ms) => ms.slice(1)).flat()
-    return `search ${p(latencies)} (${QUERIES} queries; first asking of each question p50 ${percentile(first, 50).toFixed(1)} / ` +
-      `max ${Math.max(...first).toFixed(1)} ms, repeats ${repeats.length === 0 ? "none" : p(repeats)}); of which: query embedding ${p(embedding)}, ` +
+    return `warm-up search ${warmUp.toFixed(0)} ms (not counted); search ${p(latencies)} (${QUERIES} queries; first asking of each question p50 ${percentile(first, 50).toFixed(1)} / ` +
+      `max ${Math.max(...first).toFixed(1)} ms "${Array.from(byQuestion.keys())[first.indexOf(Math.max(...first))]}", repeats ${repeats.length === 0 ? "none" : p(repeats)}); of which: query embedding ${p(embedding)}, ` +
       `first candidate list (vector + full text + fusion) ${p(firstList)}, moment list (segments inside the ` +
       `candidate windows) ${p(momentList)}, relevance embedding of 10 hits ${p(hitEmbedding)}; slowest questions (median): ` +
       Array.from(byQuestion, ([q, ms]) => [q, percentile(ms, 50)] as const).sort((a, b) => b[1] - a[1]).slice(0, 4)
