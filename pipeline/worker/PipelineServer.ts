@@ -17,6 +17,7 @@ import * as NodeWorkerRunner from "@effect/platform-node/NodeWorkerRunner"
 import { Cause, Context, Effect, Exit, Layer, Queue, Stream, SubscriptionRef } from "effect"
 import { type Rpc, type RpcGroup, RpcServer, RpcWorker } from "effect/rpc"
 import * as os from "node:os"
+import { parentPort } from "node:worker_threads"
 import { FileDiarizer } from "../diarize/FileDiarizer.ts"
 import { type NoAudioInFile, Transcriber, type TranscriptionFailed } from "../Transcriber.ts"
 import { localPipeline } from "./LocalPipeline.ts"
@@ -85,6 +86,11 @@ export const pipelineHandlers = Effect.gen(function*() {
  * `handlers` may read the initial message (the protocol is provided to it).
  */
 export const serveWorker = <E>(handlers: Layer.Layer<Rpc.ToHandler<RpcGroup.Rpcs<typeof PipelineRpcs>>, E, RpcServer.Protocol>) => {
+  // Deno's `node:worker_threads` port has no `close()`, which NodeWorkerRunner calls when the
+  // client closes the worker: the close then throws and is logged as an error at every worker end.
+  // This thread ends by `process.exit` below anyway, so there a close that does nothing is enough.
+  const port = parentPort as { close?: unknown } | null
+  if (port !== null && typeof port.close !== "function") port.close = () => {}
   const protocol = RpcServer.layerProtocolWorkerRunner.pipe(Layer.provide(NodeWorkerRunner.layer))
   const program = RpcServer.layer(PipelineRpcs).pipe(Layer.provide(handlers), Layer.provide(protocol), Layer.launch)
   Effect.runFork(program).addObserver((exit) => {
