@@ -48,12 +48,18 @@ export const questionLanguage = (q: string): "en" | "es" | undefined => {
   return es > en ? "es" : en > es ? "en" : undefined
 }
 
+const withoutPossessive = (word: string): string => word.replace(/['’]s$/, "")
+
 /** A word: letters and digits, with an apostrophe's tail ("don't"). */
 export const wordPattern = /[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu
 
-/** The question's content words, folded (lower case, no accents). */
+/** The question's content words, folded (lower case, no accents), possessives as their word ("company's" → "company"). */
 export const queryTerms = (q: string): ReadonlyArray<string> =>
-  Array.from(new Set(Array.from(q.matchAll(wordPattern), (m) => foldWord(m[0])).filter((w) => w.length >= 3 && !stopWords.has(w))))
+  Array.from(
+    new Set(
+      Array.from(q.matchAll(wordPattern), (m) => withoutPossessive(foldWord(m[0]))).filter((w) => w.length >= 3 && !stopWords.has(w))
+    )
+  )
 
 const commonPrefix = (a: string, b: string): number => {
   let n = 0
@@ -82,9 +88,12 @@ const sameWord = (stem: string, a: string, b: string): boolean => {
 
 /** `word` is the (folded) question term itself or an inflection of it (see `sameWord`). */
 export const termMatches = (term: string, word: string): boolean => {
-  if (term === word) return true
-  const shared = commonPrefix(term, word)
-  return sameWord(term.slice(0, shared), term.slice(shared), word.slice(shared))
+  // A possessive is its word ("company's" ~ "company", "Tom's" ~ "tom").
+  const t = withoutPossessive(term)
+  const w = withoutPossessive(word)
+  if (t === w) return true
+  const shared = commonPrefix(t, w)
+  return sameWord(t.slice(0, shared), t.slice(shared), w.slice(shared))
 }
 
 export const highlights = (text: string, terms: ReadonlyArray<string>): ReadonlyArray<Highlight> => {

@@ -55,13 +55,23 @@ export const pipelineHandlers = Effect.gen(function*() {
       )
     )
   )
-  const running = yield* SubscriptionRef.make(0)
-  /** Counts the call while it runs, for `Settle`. */
+  /**
+   * The calls running, by arrival number. `Settle` only waits on calls that arrived before it:
+   * one the client started after asking (another job's call on this worker) must not keep an
+   * interrupted call's `Settle` from answering (it timed out, and the worker was retired with
+   * that new call in flight).
+   */
+  const running = yield* SubscriptionRef.make<ReadonlySet<number>>(new Set())
+  let arrived = 0
+  /** Registers the call while it runs, for `Settle`. */
   const counted = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     Effect.acquireUseRelease(
-      SubscriptionRef.update(running, (n) => n + 1),
+      Effect.suspend(() => {
+        const call = arrived++
+        return Effect.as(SubscriptionRef.update(running, (calls) => new Set([...calls, call])), call)
+      }),
       () => effect,
-      () => SubscriptionRef.update(running, (n) => n - 1)
+      (call) => SubscriptionRef.update(running, (calls) => new Set([...calls].filter((other) => other !== call)))
     )
 
   return {
@@ -77,7 +87,14 @@ export const pipelineHandlers = Effect.gen(function*() {
       ),
     Diarize: (request: typeof DiarizeRequest.Type) =>
       counted(Effect.flatMap(pipeline, (context) => Context.get(context, FileDiarizer).diarizeFile(request))),
-    Settle: ({ busy }: { readonly busy: number }) => SubscriptionRef.changes(running).pipe(Stream.takeUntil((n) => n <= busy), Stream.runDrain)
+    Settle: ({ busy }: { readonly busy: number }) =>
+      Effect.suspend(() => {
+        const before = arrived
+        return SubscriptionRef.changes(running).pipe(
+          Stream.takeUntil((calls) => [...calls].filter((call) => call < before).length <= busy),
+          Stream.runDrain
+        )
+      })
   }
 })
 

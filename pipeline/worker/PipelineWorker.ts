@@ -22,10 +22,11 @@
  *   its work, once that call has ended there; a worker that does not answer within
  *   `cancelGraceMs` is retired.
  * - The worker is only ever ended through `retire`, which first waits for `Settle` (all its calls
- *   ended, up to `cancelGraceMs`) and then closes the RPC client's scope: the worker is asked to
- *   close, and ends itself on its own event loop (PipelineServer.ts), never inside a run.
+ *   ended, up to `retireGraceMs`, 30 s) and then closes the RPC client's scope: the worker is asked
+ *   to close, and ends itself on its own event loop (PipelineServer.ts), never inside a run.
  *   Effect's Node worker platform terminates it only if it has not ended 5 s after that request:
- *   a thread that answered nothing for `cancelGraceMs` + 5 s, i.e. a hung one.
+ *   a thread that answered nothing for `retireGraceMs` + 5 s, i.e. a hung one (one ONNX run takes
+ *   seconds).
  */
 import { NodeWorker } from "@effect/platform-node"
 import { Cause, Context, Deferred, Effect, Exit, Layer, Scope, Semaphore, Stream } from "effect"
@@ -46,8 +47,15 @@ export { WorkerLost }
 
 export interface PipelineWorkerOptions {
   readonly pipeline: PipelineOptions
-  /** How long an interrupted call, or a retiring worker, waits for the worker to settle (default 10 s). */
+  /** How long an interrupted call waits for the worker to settle before retiring it (default 10 s). */
   readonly cancelGraceMs?: number
+  /**
+   * How long a retiring worker gets to settle before it is asked to close (default 30 s): past
+   * this and Effect's 5 s, a thread still inside an ONNX run would be terminated, which aborts
+   * the process. One run (a batch of windows through the encoder, one decoder step) takes
+   * seconds here (whisper-base, 4 windows, 1 thread: ~4.5 s), so 35 s is a hung thread.
+   */
+  readonly retireGraceMs?: number
   /** Idle time after which the worker is ended (default `pipeline.idleUnloadMs`). */
   readonly idleExitMs?: number
   /** The worker's entry module (default workerMain.ts); a test may give one that wraps its handlers. */
@@ -83,6 +91,7 @@ export class PipelineWorker extends Context.Service<PipelineWorker, {
       PipelineWorker,
       Effect.gen(function*() {
         const cancelGraceMs = options.cancelGraceMs ?? 10_000
+        const retireGraceMs = options.retireGraceMs ?? 30_000
         const idleExitMs = options.idleExitMs ?? options.pipeline.idleUnloadMs
         const entry = options.entry ?? new URL("./workerMain.ts", import.meta.url)
         const starting = yield* Semaphore.make(1)
@@ -103,7 +112,7 @@ export class PipelineWorker extends Context.Service<PipelineWorker, {
          */
         const shut = (slot: Slot) =>
           slot.client.Settle({ busy: 0 }).pipe(
-            Effect.timeoutOption(cancelGraceMs),
+            Effect.timeoutOption(retireGraceMs),
             Effect.ignore,
             Effect.andThen(Scope.close(slot.scope, Exit.void))
           )

@@ -82,7 +82,7 @@ export const extractCandidates = (
   return [...byKey.entries()].filter(([, e]) =>
     (e.stems.length < 3 || e.occurrences.length > 1) && !e.stems.some((w) => GENERIC.has(w)) &&
     !(e.stems.length === 1 && (TIMES.has(e.stems[0]!) || AMOUNTS.has(e.stems[0]!))) && !usedAsVerb(e.stems, e.before, e.after) &&
-    !modifierOnly(e.after) && !e.stems.some((w) => COMMON_VERBS.has(w)) && !(e.stems.length === 1 && /ly$/.test(e.stems[0]!))
+    !modifierOnly(e.after) && !e.stems.some((w) => COMMON_VERBS.has(w)) && !(e.stems.length === 1 && /ly$/.test(e.stems[0]!) && !LY_NOUNS.has(e.stems[0]!))
   ).map(([key, e]) => ({
     key,
     stems: e.stems,
@@ -112,6 +112,11 @@ const COMMON_VERBS = new Set([
   "bring", "brought", "take", "took", "taken", "make", "made", "get", "got", "gotten", "give", "gave", "given", "put", "keep",
   "kept", "come", "came", "go", "went", "gone", "say", "said", "tell", "told", "know", "knew", "known", "think", "thought",
   "want", "seem", "feel", "felt", "try", "broken", "break", "broke", "begin", "began", "begun", "become", "became"
+])
+/** Nouns ending in -ly, which the lone -ly rule keeps. */
+const LY_NOUNS = new Set([
+  "family", "supply", "assembly", "italy", "july", "rally", "reply", "ally", "anomaly", "monopoly", "butterfly", "belly",
+  "jelly", "lily", "bully", "fly", "homily", "panoply", "doily", "gully", "folly", "holly"
 ])
 /** Shares and fractions are figures, not topics ("a quarter of it"). */
 const AMOUNTS = new Set(["quarter", "half", "third", "percent", "dozen", "couple", "number", "amount", "total"])

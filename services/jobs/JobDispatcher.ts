@@ -1,6 +1,6 @@
 /**
- * Hands jobs to the task engine: `dispatch` enqueues the job's `transcribe` task (stored
- * row + persisted cluster message) and returns without waiting for the run; once it
+ * Hands jobs to the task engine: `dispatch` enqueues the job's `transcribe` task (the stored
+ * row, then a volatile wake-up sent in the background) and returns without waiting for the run; once it
  * returns, the job will run even if this process dies right after. Dispatching a job again
  * is harmless: a task that already ended starts over, and its run does nothing for a job
  * that ended (the claim finds nothing) — which is what a restored job needs.

@@ -55,6 +55,12 @@ export class JobEvents extends Context.Service<JobEvents, {
   jobEnded(job: JobRecord): Effect.Effect<Option.Option<string>>
   /** The account's signing secret, created on first use. */
   webhookSecret(accountId: AccountId): Effect.Effect<string>
+  /**
+   * Gives a task to every delivery still due that has none: rows an older process wrote during a
+   * rolling upgrade (its event feed records deliveries the old way, and its delivery loop stopped
+   * working with migration 0021). Idempotent; the housekeeping sweep runs it. Returns how many.
+   */
+  readonly adoptUntasked: () => Effect.Effect<number>
 }>()("verbatim/jobs/JobEvents") {
   static readonly layer = Layer.effect(
     JobEvents,
@@ -85,7 +91,20 @@ export class JobEvents extends Context.Service<JobEvents, {
         return Option.some(taskId)
       })
 
-      return JobEvents.of({ jobEnded, webhookSecret })
+      const adoptUntasked = Effect.fn("JobEvents.adoptUntasked")(function*() {
+        const adopted = yield* sql`INSERT INTO tasks (id, kind, job_id, sub_key, payload, status, attempts, created_at, not_before)
+          SELECT gen_random_uuid(), ${WebhookDelivery.kind}, NULL, d.id::text, to_jsonb(d.id::text), 'pending', d.attempts,
+            d.created_at, d.next_attempt_at
+          FROM webhook_deliveries d
+          WHERE d.delivered_at IS NULL AND d.next_attempt_at IS NOT NULL
+            AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.kind = ${WebhookDelivery.kind} AND t.job_id IS NULL AND t.sub_key = d.id::text)
+          ON CONFLICT (kind, job_id, sub_key) DO NOTHING
+          RETURNING sub_key`.pipe(Effect.orDie)
+        if (adopted.length > 0) yield* Effect.logWarning(`${adopted.length} webhook deliveries without a task (written by an older process) adopted`)
+        return adopted.length
+      })
+
+      return JobEvents.of({ jobEnded, webhookSecret, adoptUntasked })
     })
   )
 

@@ -5,7 +5,8 @@
  * cannot overwrite that, its token is stale); jobs deleted more than 24 hours ago are
  * purged with their files, and so are uploads whose ticket expired uncommitted, and media files
  * no row names; ended tasks of purged jobs and job events every consumer has passed are deleted
- * after their retention.
+ * after their retention; webhook deliveries an older process recorded without a task during a
+ * rolling upgrade get one (`JobEvents.adoptUntasked`).
  *
  * One process: `JobWatchdogLayer` is an effect/cluster singleton (`Singleton.make`), started
  * by the runner that owns its shard — on embedded storage the only runner; on Postgres one of
@@ -24,6 +25,7 @@ import { UploadTickets } from "../uploads/UploadTickets.ts"
 import { JobEventFeed } from "../work/JobEventFeed.ts"
 import { TaskStore } from "../work/TaskStore.ts"
 import { TaskSupervisor } from "../work/TaskSupervisor.ts"
+import { JobEvents } from "./JobEvents.ts"
 import { JobStore } from "./JobStore.ts"
 
 export const sweep = Effect.gen(function*() {
@@ -37,7 +39,8 @@ export const sweep = Effect.gen(function*() {
   const media = yield* sweepMediaOrphans
   const tasks = yield* (yield* TaskStore).purgeOrphans
   const events = yield* (yield* JobEventFeed).trim
-  return { stuck, purged: purged.length, abandonedUploads: abandoned.length, media, tasks, events }
+  const adoptedDeliveries = yield* (yield* JobEvents).adoptUntasked()
+  return { stuck, purged: purged.length, abandonedUploads: abandoned.length, media, tasks, events, adoptedDeliveries }
 }).pipe(Effect.withSpan("JobWatchdog.sweep"))
 
 /** The lines a process logs when housekeeping starts and stops on it (tests count where it runs). */

@@ -26,8 +26,10 @@ export const WebhookDelivery = taskKind({
   maxAttempts: retryDelaysMs.length + 1,
   retryDelay: (attempt) => retryDelaysMs[Math.min(attempt, retryDelaysMs.length) - 1]!,
   // The engine's `timeout` is the total from the first attempt's start, waits included: the
-  // schedule spans 21.2 h before the 9th attempt. One attempt is bounded by `sendTimeoutMs`
-  // inside the handler, and a process that hangs is caught by `stallAfter` (its lease).
-  timeout: "1 day",
+  // schedule spans 20.7 h before the 9th attempt, and a service that was down (maintenance, a
+  // laptop closed overnight) must still make the attempts left when it is back, so the total is
+  // a week, not a day (with a day, 4 h of downtime gave deliveries up unsent). One attempt is
+  // bounded by `sendTimeoutMs` inside the handler, and a process that hangs by `stallAfter`.
+  timeout: "7 days",
   stallAfter: "1 minute"
 })

@@ -139,9 +139,9 @@ const webhookTask = (deliveryId: string) =>
 /**
  * A delivery with `attempts` sends made and its task: `pending` (due now, with as many engine
  * attempts), or `lapsed` (running under a lease silent for a minute, marked in flight: a process
- * killed mid-send).
+ * killed mid-send), or `none` (what an older process's event feed writes during a rolling upgrade).
  */
-const insertDelivery = (url: string, options: { readonly attempts: number; readonly task: "pending" | "lapsed" }) =>
+const insertDelivery = (url: string, options: { readonly attempts: number; readonly task: "pending" | "lapsed" | "none" }) =>
   server.run(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const id = randomUUID()
@@ -151,6 +151,7 @@ const insertDelivery = (url: string, options: { readonly attempts: number; reado
     yield* sql`INSERT INTO webhook_deliveries (id, job_id, account_id, event, url, payload, attempts, next_attempt_at, created_at, claim)
       VALUES (${id}, ${randomUUID()}, ${enterprise.accountId}, 'job.done', ${url}, ${payload}::jsonb, ${options.attempts}, ${now}, ${now},
         ${lapsed ? randomUUID() : null})`.pipe(Effect.orDie)
+    if (options.task === "none") return { id }
     const silentSince = new Date(now.getTime() - 60_000)
     yield* sql`INSERT INTO tasks (id, kind, job_id, sub_key, payload, status, attempts, run_token, created_at, started_at, attempt_at, heartbeat_at, progress_at)
       VALUES (${randomUUID()}, 'webhook', NULL, ${id}, ${JSON.stringify(id)}::jsonb, ${lapsed ? "running" : "pending"}, ${options.attempts},
@@ -303,6 +304,22 @@ describe("webhooks on the enterprise plan", () => {
     expect(row).toMatchObject({ attempts: 9, last_status: 503, delivered_at: null, next_attempt_at: null })
     expect(logLines().some((line) => line["msg"] === "webhook delivery given up" && line["delivery_id"] === id && line["reason"] === "exhausted"))
       .toBe(true)
+  })
+})
+
+describe("a delivery recorded without a task (an older process during a rolling upgrade)", () => {
+  it("gets its task from the housekeeping sweep and is sent once", async () => {
+    const { id } = await insertDelivery(receiver.url("/adopted"), { attempts: 0, task: "none" })
+    const first = await server.run(sweep)
+    expect(first.adoptedDeliveries).toBeGreaterThanOrEqual(1)
+    await eventually(async () => (deliveriesFor("/adopted").length > 0 ? true : undefined), "the adopted delivery", 10_000)
+    const [row] = await eventually(async () => {
+      const found = await deliveryRowsById(id)
+      return found[0]?.delivered_at !== null ? found : undefined
+    }, "the outcome to be recorded")
+    expect(row).toMatchObject({ attempts: 1, last_status: 200, next_attempt_at: null })
+    expect((await server.run(sweep)).adoptedDeliveries).toBe(0)
+    expect(deliveriesFor("/adopted").map((delivery) => delivery.headers["webhook-id"])).toEqual([id])
   })
 })
 

@@ -54,6 +54,7 @@ const workerLayer = (
   extra: {
     readonly idleExitMs?: number
     readonly cancelGraceMs?: number
+    readonly retireGraceMs?: number
     readonly pipeline?: PipelineOptions
     readonly entry?: URL
   } = {}
@@ -249,7 +250,7 @@ describe("pipeline worker", () => {
       expect(yield* worker.threadId).toBeNull()
       const next = yield* transcriber.transcribe(request(media("a01_slt_budget.wav")), ignore)
       expect(next.transcript.text.toLowerCase()).toContain("budget")
-    }).pipe(Effect.provide(workerLayer({ entry: crashingWorker, cancelGraceMs: 1_000 }))))
+    }).pipe(Effect.provide(workerLayer({ entry: crashingWorker, cancelGraceMs: 1_000, retireGraceMs: 1_000 }))))
 
   // A regression guard: terminating the worker while it is inside a (synchronous) onnxruntime run
   // aborts the whole process, which here would end this test file with SIGABRT.

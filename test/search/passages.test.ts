@@ -131,6 +131,10 @@ describe("highlights", () => {
     expect(termMatches("car", "cared")).toBe(false)
     expect(termMatches("close", "closed")).toBe(true)
     expect(termMatches("close", "closet")).toBe(false)
+    // A possessive is its word, in the question and in the passage.
+    expect(queryTerms("what is the company's revenue plan")).toContain("company")
+    expect(marked("what is the company's plan", "The company plans to grow; Tom's company too.")).toEqual(["company", "plans", "company"])
+    expect(marked("what did Tom say", "Tom's answer was short.")).toEqual(["Tom's"])
   })
 
   it("gives no lexical relevance for a word that only begins like the question's", () => {

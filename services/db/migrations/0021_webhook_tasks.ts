@@ -9,7 +9,9 @@
  * - `claimed_until` and the due-delivery index served the per-process delivery loop, which is
  *   gone: the task's lease does that now. Dropping the column also stops an older process still
  *   running beside a new one from sending deliveries (its loop's claim statement fails), so a
- *   rolling upgrade does not send a delivery twice.
+ *   rolling upgrade does not send a delivery twice. Such a process may still record deliveries
+ *   (its event feed writes the row without a task): the housekeeping sweep gives them their
+ *   task (`JobEvents.adoptUntasked`).
  * - `cluster_cleanup_marks` served the pass that deleted processed cluster messages by row id
  *   (MessageCleanup, removed): the task wake-up is volatile now, so no message rows are written.
  *   Rows such a pass had not deleted yet stay in `cluster_messages`, untouched and never read
