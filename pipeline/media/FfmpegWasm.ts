@@ -5,6 +5,13 @@
  * its heap only grows); the worker is terminated when the stream ends or is interrupted, which
  * frees the instance. The 32 MB module is compiled once per backend and shared with every worker.
  * See ffmpegWasmWorker.ts for how the input is read from disk and how backpressure works.
+ *
+ * Why not Effect's worker RPC, as the pipeline worker (pipeline/worker/PipelineRpc.ts): the whole
+ * decode is one synchronous `exec` into WASM, during which the worker's event loop never runs, so
+ * it could neither receive an RPC message nor send a stream element until ffmpeg returns. The PCM
+ * chunks are posted from inside `exec` (a character device's write callback) and the reader's
+ * acknowledgements come back through shared memory (Atomics), which no message protocol can
+ * carry; cancelling is terminating the thread, safe here (no ONNX run in it).
  */
 import { Cause, Effect, Schema, Stream } from "effect"
 import * as fs from "node:fs/promises"

@@ -9,6 +9,11 @@
  * but no system fonts; the mp4 is written to MEMFS (/out.mp4: `+faststart` rewrites the file,
  * so it must be seekable) and copied to `outputPath` on disk when ffmpeg returns. Progress is
  * ffmpeg's own `time=` stat lines, posted as they come.
+ *
+ * A plain `worker_threads` message port rather than Effect's worker RPC (PipelineRpc.ts): the
+ * render is one synchronous WASM call during which the thread's event loop does not run, so the
+ * worker could not answer RPC requests or interrupts; progress lines are posted from inside that
+ * call, and cancelling is `terminate()` (safe: no ONNX run in this thread). Three message kinds.
  */
 import * as fs from "node:fs"
 import { parentPort, workerData } from "node:worker_threads"
