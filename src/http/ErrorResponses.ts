@@ -53,9 +53,13 @@ const issuesOf = (kind: string, error: HttpApiError.HttpApiSchemaError): Array<V
     msg: issue.message
   }))
 
-/** HttpApi reports an unparsable JSON body as a payload issue "Expected a valid JSON body". */
-const isJsonSyntax = (error: HttpApiError.HttpApiSchemaError) =>
-  formatter(error.cause.issue).issues.some((issue) => /valid JSON/i.test(issue.message))
+/**
+ * HttpApi fails a body that `JSON.parse` refuses with a bare `InvalidValue` issue at the root (no
+ * path, no input). A parsed body that does not fit its schema never fails that way: every payload
+ * of the contract is a Struct, whose failures are `Composite`, `Pointer`, `Filter`, `InvalidType`
+ * or `MissingKey` nodes (test/foundation/http-edge.test.ts holds both answers).
+ */
+const isJsonSyntax = (error: HttpApiError.HttpApiSchemaError) => error.cause.issue._tag === "InvalidValue"
 
 export type Classified =
   | { readonly _tag: "Response"; readonly response: HttpServerResponse.HttpServerResponse }
