@@ -62,6 +62,9 @@ describe("volatile task wake-ups", () => {
 
   it("a task stored without its message is claimed when a runner starts", async () => {
     const name = randomUUID()
+    // The previous test's wake-ups may still be on their way (a send is retried for up to 2 s
+    // before it is dropped, Tasks.ts); one arriving now would make the runner claim. Let them pass.
+    await sleep(3_000)
     // Stored the way a crash after the commit and before the send leaves it: no wake-up.
     await engine.run(TaskStore.use((store) => store.enqueue(Ping.kind, null, { subKey: name, payload: name })))
     await sleep(1_500)
