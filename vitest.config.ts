@@ -1,8 +1,9 @@
 import { defineConfig } from "vitest/config"
 
 /**
- * Test files that never open a database (the pipeline, pure algorithms, renderers): the same
- * answers whatever `VERBATIM_TEST_DATABASE_URL` says. CI's second pass, against a real Postgres,
+ * Test files whose answers do not depend on `VERBATIM_TEST_DATABASE_URL`: they never open a
+ * database (the pipeline, pure algorithms, renderers) or only ever their own embedded PGlite (the
+ * library API's local search, the embedded-Postgres tests). CI's second pass, against a real Postgres,
  * sets `VERBATIM_TEST_DATABASE_ONLY=1` to leave them out: they ran in the first pass, and running
  * them again costs about 4 minutes of CI's 35 (measured: ~500 s of test time at 2 workers).
  */
@@ -23,7 +24,14 @@ const databaseFree = [
   "test/speech/caption-shaping.test.ts",
   "test/web/format.test.ts",
   "test/foundation/app-config.test.ts",
-  "test/hostile/media-storage.test.ts"
+  "test/hostile/media-storage.test.ts",
+  "test/contract/openapi-document.test.ts",
+  "test/foundation/embedded-postgres.test.ts",
+  "test/insights/llm.test.ts",
+  "test/library/library.test.ts",
+  "test/library/local-search.test.ts",
+  "test/services/links-*.test.ts",
+  "test/web/assets.test.ts"
 ]
 
 // Tests share two cores with the ONNX sessions they start: files run in forked
