@@ -31,11 +31,20 @@ describe("per-account request rate", () => {
     const second = await server.run(Effect.gen(function*() {
       return yield* (yield* ApiKeys).create(owner.accountId)
     }))
+    // One slot comes back every second: on a busy machine the bursts may take longer than that and
+    // earn a few more, so ask one by one until the refusal, and count what passed against the clock.
+    const started = Date.now()
     const first = await burst(30, { "X-API-Key": owner.key })
     const other = await burst(30, { "X-API-Key": second.key })
     expect([...first, ...other].every((r) => r.status === 200)).toBe(true)
-    const limited = await server.get("/v1/me", { "X-API-Key": second.key })
+    let extra = 0
+    let limited = await server.get("/v1/me", { "X-API-Key": second.key })
+    while (limited.status === 200 && extra < 30) {
+      extra++
+      limited = await server.get("/v1/me", { "X-API-Key": second.key })
+    }
     expect(limited.status).toBe(429)
+    expect(extra).toBeLessThanOrEqual(Math.ceil((Date.now() - started) / 1000))
     const retryAfter = Number(limited.headers.get("retry-after"))
     expect(retryAfter).toBeGreaterThanOrEqual(1)
     expect(retryAfter).toBeLessThanOrEqual(60)
@@ -102,12 +111,17 @@ describe.skipIf(!onPostgres)("two server processes on one Postgres", () => {
     const { key } = await runCliJson<{ key: string }>(["admin", "key", "create", "--email", "shared@example.com"], env)
     const [a, b] = await Promise.all([startServerProcess(env), startServerProcess(env)])
     try {
+      // As above: a slot returned each second while the bursts run may let one more pass.
+      const started = Date.now()
       const responses = [
         ...await burst(35, { "X-API-Key": key }, a.url),
         ...await burst(35, { "X-API-Key": key }, b.url)
       ]
-      expect(responses.filter((r) => r.status === 200).length).toBe(60)
-      expect(responses.filter((r) => r.status === 429).length).toBe(10)
+      const passed = responses.filter((r) => r.status === 200).length
+      expect(passed).toBeGreaterThanOrEqual(60)
+      expect(passed).toBeLessThanOrEqual(60 + Math.ceil((Date.now() - started) / 1000))
+      expect(passed).toBeLessThan(70)
+      expect(responses.filter((r) => r.status === 429).length).toBe(70 - passed)
     } finally {
       await Promise.all([a.stop(), b.stop()])
     }

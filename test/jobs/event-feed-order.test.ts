@@ -81,7 +81,8 @@ describe("job event feed order", () => {
     const open = elsewhere.runPromise(
       SqlClient.SqlClient.use((sql) =>
         sql.withTransaction(Effect.gen(function*() {
-          yield* sql`SELECT pg_current_xact_id()`
+          // As text: the client reads an unknown type's binary value as UTF-8.
+          yield* sql`SELECT pg_current_xact_id()::text`
           yield* Effect.sync(opened)
           yield* Effect.promise(() => released)
         }))
