@@ -9,8 +9,9 @@
  * Prints moment hit@1 and MRR within each recording (library search restricted to the
  * recording, top 5), the share of unanswerable questions with no hit at the default
  * min_relevance, the summaries' fact coverage (of the annotated facts, and of those whisper
- * heard), key-phrase precision of the topics, and how many quotes and clip candidates open on
- * an answer or a reaction. Targets (issue 24): hit@1 ≥ 0.8, no-hit ≥ 0.9, coverage ≥ 0.7, 0.
+ * heard), key-phrase precision of the topics (and how many of the annotated key phrases the
+ * transcripts say are among the candidates they are ranked from), and how many quotes and clip
+ * candidates open on an answer or a reaction. Targets (issue 24): hit@1 ≥ 0.8, no-hit ≥ 0.9, coverage ≥ 0.7, 0.
  * Embedded PGlite in a temp dir; ~1 min on 2 cores, mostly MiniLM.
  */
 import * as fs from "node:fs"

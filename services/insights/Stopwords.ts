@@ -1,7 +1,9 @@
 /**
  * English function words, and the fillers and vague words of speech, that never start, end or
  * sit inside a key phrase. The insights are tuned for English (MiniLM is an English model);
- * other languages still get summaries and chapters, with noisier topics.
+ * other languages still get summaries and chapters, with noisier topics. "new" and "whole" are
+ * not here: key phrases end on a noun by part of speech, so they only open one ("new routes",
+ * "whole system"; the quality set's candidate recall 63/71 → 65/71, precision the same).
  */
 export const STOPWORDS: ReadonlySet<string> = new Set(
   (
@@ -13,7 +15,7 @@ export const STOPWORDS: ReadonlySet<string> = new Set(
     "he's her here here's hers herself hi him himself his how how's however i i'd i'll i'm i've if in indeed instead into " +
     "is isn't it it's its itself just keep kind know knew known last later least less let let's like likely little lot " +
     "lots made make makes making many may maybe me mean means might mine more most mostly much must mustn't my myself " +
-    "need needs never new next no nobody none nor not nothing now of off often oh ok okay on once one ones only onto or " +
+    "need needs never next no nobody none nor not nothing now of off often oh ok okay on once one ones only onto or " +
     "other others otherwise ought our ours ourselves out over own perhaps please pretty probably quite rather really " +
     "right said same say saying says see seem seemed seems seen several shall shan't she she'd she'll she's should " +
     "shouldn't simply since so some somebody someone something sometimes somewhat soon sort still such sure take taken " +
@@ -21,7 +23,7 @@ export const STOPWORDS: ReadonlySet<string> = new Set(
     "they they'd they'll they're they've thing things think thinking this those though thought through thus to today " +
     "together too took toward towards truly try trying two um uh under unless until up upon us use used using usually " +
     "very via want wanted wants was wasn't way ways we we'd we'll we're we've well went were weren't what what's whatever " +
-    "when when's where where's whether which while who who's whole whom whose why why's will with within without won't " +
+    "when when's where where's whether which while who who's whom whose why why's will with within without won't " +
     "would wouldn't yeah yep yes yet you you'd you'll you're you've your yours yourself yourselves great good hello " +
     "welcome guess stuff bit basically literally totally gotten tonight tomorrow yesterday day days year years time times " +
     "first second third three four five six seven eight nine ten hundred thousand million billion every per join joined " +

@@ -100,14 +100,15 @@ describe("key phrases", () => {
     const sentences = splitSentences([seg(0, 9, "Sea walls are expensive. We build a sea wall. Laura likes sea walls.")])
     const keys = extractCandidates(sentences, new Set(["laura"])).map((c) => c.key)
     expect(keys).toContain("sea wall")
-    expect(keys).toContain("expensive")
+    // A lone adjective is no topic.
+    expect(keys).not.toContain("expensive")
     expect(keys.some((k) => k.includes("laura"))).toBe(false)
     const sea = extractCandidates(sentences).find((c) => c.key === "sea wall")!
     expect(sea.phrase).toBe("sea walls")
     expect(sea.occurrences).toHaveLength(3)
   })
 
-  it("keeps lists, times, amounts, frequent verbs and dangling modifiers out of key phrases", () => {
+  it("keeps lists, times, amounts, verbs and dangling modifiers out of key phrases", () => {
     const sentences = splitSentences([seg(0, 20, [
       "People bring broken toasters, lamps and radios.",
       "A storm can take ten meters in a single night.",
@@ -120,7 +121,9 @@ describe("key phrases", () => {
     expect(keys).not.toContain("night")
     expect(keys).not.toContain("quarter")
     expect(keys).not.toContain("cost")
-    expect(keys.some((k) => k.split(" ").includes("bring") || k.split(" ").includes("broken"))).toBe(false)
+    expect(keys.some((k) => k.split(" ").includes("bring"))).toBe(false)
+    // A participle before its noun is an adjective there.
+    expect(keys).toContain("broken toaster")
     expect(keys).not.toContain("solar")
     expect(keys).toContain("solar panel")
     expect(keys).not.toContain("lovely")

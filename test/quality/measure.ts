@@ -9,11 +9,16 @@ import { randomUUID } from "node:crypto"
 import { Embedder } from "../../search/Embedder.ts"
 import { SearchIndex } from "../../search/SearchIndex.ts"
 import { Insights } from "../../services/insights/Insights.ts"
+import { addressedNames, extractCandidates } from "../../services/insights/KeyPhrases.ts"
+import { splitSentences } from "../../services/insights/Sentences.ts"
+import { UNITS } from "../../services/insights/Stopwords.ts"
 import { clipCandidates, phrasesOf } from "../../services/search-index/ClipCandidates.ts"
 import { defaultMinRelevance } from "../../src/contract/api/SearchApi.ts"
 import type { Insights as InsightsPayload } from "../../src/contract/domain/Insights.ts"
 import {
   type CandidateCheck,
+  type CandidateRecall,
+  candidateRecall,
   checkOpenings,
   factCoverage,
   type FactCoverage,
@@ -41,6 +46,7 @@ export interface RecordingResult {
   readonly topics: ReadonlyArray<string>
   readonly topicsRight: number
   readonly topicsWrong: ReadonlyArray<string>
+  readonly phraseRecall: CandidateRecall
   readonly quotes: CandidateCheck
   readonly candidates: CandidateCheck
   readonly insights: InsightsPayload
@@ -56,6 +62,8 @@ export interface Totals {
   /** Summary facts covered / facts the transcript says (whisper hears them). */
   readonly heardFactCoverage: number
   readonly keyPhrasePrecision: number
+  /** Annotated key phrases the transcripts say that are key-phrase candidates / those said. */
+  readonly candidateRecall: number
   readonly badQuotes: number
   readonly quotes: number
   readonly badCandidates: number
@@ -86,6 +94,9 @@ export const measureRecording = Effect.fnUntraced(function*(r: Recording) {
   const result = yield* insights.generate(r.transcript, { provider: "extractive" })
   const coverage = factCoverage(r, result.summary.text)
   const topics = keyPhraseHits(r, result.topics)
+  // The candidates the topics are ranked from, with the units and addressed names Extractive leaves out.
+  const sentences = splitSentences(r.transcript.segments)
+  const candidateKeys = new Set(extractCandidates(sentences, new Set([...addressedNames(sentences), ...UNITS])).map((c) => c.key))
 
   const phrases = phrasesOf(r.transcript)
   const vectors = yield* embedder.embed(phrases.map((p) => p.text))
@@ -102,6 +113,7 @@ export const measureRecording = Effect.fnUntraced(function*(r: Recording) {
     topics: result.topics.map((t) => t.phrase),
     topicsRight: topics.right,
     topicsWrong: topics.wrong,
+    phraseRecall: candidateRecall(r, candidateKeys),
     quotes: checkOpenings(r.transcript, result.quotes),
     candidates: checkOpenings(r.transcript, candidates),
     insights: result,
@@ -119,6 +131,7 @@ export const totals = (results: ReadonlyArray<RecordingResult>): Totals => {
     factCoverage: sum((r) => r.coverage.covered) / sum((r) => r.coverage.facts),
     heardFactCoverage: sum((r) => r.coverage.covered) / sum((r) => r.coverage.heard),
     keyPhrasePrecision: sum((r) => r.topicsRight) / sum((r) => r.topics.length),
+    candidateRecall: sum((r) => r.phraseRecall.candidates) / sum((r) => r.phraseRecall.heard),
     badQuotes: sum((r) => r.quotes.bad.length),
     quotes: sum((r) => r.quotes.total),
     badCandidates: sum((r) => r.candidates.bad.length),
@@ -135,7 +148,8 @@ export const report = (results: ReadonlyArray<RecordingResult>, verbose = true):
     const hit1 = r.questions.filter((q) => q.rank === 1).length
     lines.push(
       `${r.name}: moments hit@1 ${hit1}/${r.questions.length}, unanswerable no-hit ${r.noHit}/${r.unanswerable}, ` +
-        `facts ${r.coverage.covered}/${r.coverage.facts} (heard ${r.coverage.heard}), key phrases ${r.topicsRight}/${r.topics.length}, ` +
+        `facts ${r.coverage.covered}/${r.coverage.facts} (heard ${r.coverage.heard}), key phrases ${r.topicsRight}/${r.topics.length} ` +
+        `(candidates ${r.phraseRecall.candidates}/${r.phraseRecall.heard} of annotated), ` +
         `quotes on answer/reaction ${r.quotes.bad.length}/${r.quotes.total}, candidates ${r.candidates.bad.length}/${r.candidates.total}`
     )
     if (!verbose) continue
@@ -143,6 +157,7 @@ export const report = (results: ReadonlyArray<RecordingResult>, verbose = true):
     lines.push(`  summary: ${r.summary}`)
     if (r.coverage.missing.length > 0) lines.push(`  facts missing: ${r.coverage.missing.join("; ")}`)
     lines.push(`  topics: ${r.topics.join(", ")}${r.topicsWrong.length > 0 ? `  (not key phrases: ${r.topicsWrong.join(", ")})` : ""}`)
+    if (r.phraseRecall.missing.length > 0) lines.push(`  annotated phrases said but not candidates: ${r.phraseRecall.missing.join(", ")}`)
     for (const q of r.insights.quotes) lines.push(`  quote: ${q.text}`)
     for (const c of r.clipCandidates) lines.push(`  candidate ${c.kind}: ${c.text.slice(0, 70)}… — ${c.reason}`)
     for (const b of [...r.quotes.bad, ...r.candidates.bad]) lines.push(`  BAD (${b.why}): ${b.text.slice(0, 80)}`)
@@ -151,7 +166,7 @@ export const report = (results: ReadonlyArray<RecordingResult>, verbose = true):
   lines.push(
     `TOTAL: moment hit@1 ${pct(t.hitAt1)} (target 0.8), MRR ${pct(t.mrr)}, unanswerable no-hit ${pct(t.noHitRate)} (target 0.9), ` +
       `summary fact coverage ${pct(t.factCoverage)} of annotated / ${pct(t.heardFactCoverage)} of heard (target 0.7), ` +
-      `key-phrase precision ${pct(t.keyPhrasePrecision)}, quotes on answer/reaction ${t.badQuotes}/${t.quotes}, ` +
+      `key-phrase precision ${pct(t.keyPhrasePrecision)} (candidate recall ${pct(t.candidateRecall)}), quotes on answer/reaction ${t.badQuotes}/${t.quotes}, ` +
       `candidates on answer/reaction ${t.badCandidates}/${t.candidates} (target 0)`
   )
   return lines.join("\n")

@@ -20,7 +20,7 @@ const layer = Layer.mergeAll(
   Insights.layer()
 ).pipe(Layer.provideMerge(embedderLayer))
 
-/** Measured on 2026-11-26 (after the issue 24 insights work); the line the set must hold. */
+/** Measured on 2026-11-26 (after the issue 24 insights work; key phrases after the tagger); the line the set must hold. */
 const HELD = {
   /** 18 of 21 questions (19 with the search work in progress that day): the right moment first within its recording. */
   hitAt1: 18 / 21,
@@ -29,8 +29,14 @@ const HELD = {
   noHitRate: 1,
   /** 26 of 35 annotated facts (26 of the 30 that whisper heard) in the summaries; 16 before this work. */
   factCoverage: 26 / 35,
-  /** 26 of 32 topics are annotated key phrases (0.47 before issue 24, 0.75 before the comma, time-word and verb rules). */
-  keyPhrasePrecision: 0.81
+  /**
+   * 30 of 32 topics are annotated key phrases (0.47 before issue 24, 0.75 before the comma,
+   * time-word and verb rules, 26/32 before the part-of-speech tagger); the two left are
+   * mishearings ("real travel" for "rail travel", "main water" of "rainwater tank").
+   */
+  keyPhrasePrecision: 30 / 32,
+  /** 65 of the 71 annotated key phrases the transcripts say are candidates (61 before the tagger). */
+  candidateRecall: 65 / 71
 }
 
 describe("quality set (test/quality)", () => {
@@ -65,6 +71,7 @@ describe("quality set (test/quality)", () => {
         assert.isAtLeast(t.noHitRate, HELD.noHitRate)
         assert.isAtLeast(t.factCoverage, HELD.factCoverage - 1e-9)
         assert.isAtLeast(t.keyPhrasePrecision, HELD.keyPhrasePrecision - 1e-9)
+        assert.isAtLeast(t.candidateRecall, HELD.candidateRecall - 1e-9)
         // No quote and no clip candidate opens on a bare answer, a reaction, or an answer to a question it leaves out.
         assert.deepStrictEqual(results.flatMap((r) => [...r.quotes.bad, ...r.candidates.bad]), [])
         for (const [k, r] of results.entries()) {

@@ -126,6 +126,21 @@ export const keyPhraseHits = (r: Recording, topics: Insights["topics"]): { reado
   return { right: topics.length - wrong.length, wrong }
 }
 
+export interface CandidateRecall {
+  /** Annotated key phrases the transcript says (whisper may mishear one). */
+  readonly heard: number
+  /** Of those, how many are key-phrase candidates (before ranking). */
+  readonly candidates: number
+  readonly missing: ReadonlyArray<string>
+}
+
+/** How many of the annotated key phrases the transcript says are candidates: what the candidate rules may not lose. */
+export const candidateRecall = (r: Recording, candidateKeys: ReadonlySet<string>): CandidateRecall => {
+  const heard = r.annotation.key_phrases.filter((p) => says(r.transcript.text, p))
+  const missing = heard.filter((p) => !candidateKeys.has(stems(p)))
+  return { heard: heard.length, candidates: heard.length - missing.length, missing }
+}
+
 // ---- quotes and clip candidates ----
 
 /** An opening that leans on something said before: a reaction, a greeting or a bare answer. */
