@@ -11,6 +11,7 @@
  *   … --database-url URL  a Postgres server instead of PGlite (without pgvector: the exact scan)
  *   … --queries N         N timed queries (default 100); --no-recall skips recall@10
  *   … --explain           with --data: EXPLAIN ANALYZE of the full-text and vector queries
+ *   … --no-prewarm-wait   measure at once instead of after the embedded database's cache prewarm
  *
  * recall@10: the hits of `SearchIndex.search` against those of the same service over
  * `PostgresSearchBackend.layer({ exact: true })` (exact vector order, every full-text match
@@ -41,6 +42,8 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { DatabaseLayer } from "../layers/Database.ts"
+import { BufferPrewarm } from "../services/db/BufferPrewarm.ts"
+import { socketPathFor } from "../services/db/EmbeddedPostgres.ts"
 import { OnnxRuntime } from "../pipeline/onnx/OnnxRuntime.ts"
 import { DatabaseConfig } from "../services/config/DatabaseConfig.ts"
 import { StorageConfig } from "../services/config/StorageConfig.ts"
@@ -102,7 +105,24 @@ const noisy = (v: Float32Array, sigma: number): Float32Array => {
   return out
 }
 
+/** Resident memory of the embedded database's process (PGlite), from its pid file; "" on a server. */
+const databaseRss = (): string => {
+  if (databaseUrl !== undefined) return ""
+  try {
+    const pid = fs.readFileSync(path.join(path.dirname(socketPathFor(path.join(dataDir, "pg"))), "database.pid"), "utf8").trim()
+    const kb = /VmRSS:\s+(\d+)/u.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]
+    return kb === undefined ? "" : `database process RSS ${(Number(kb) / 1024).toFixed(0)} MB`
+  } catch {
+    return ""
+  }
+}
+
 const program = Effect.gen(function*() {
+  // The embedded database reads its relations into its cache in the background after start
+  // (BufferPrewarm); a service answers questions long after that, so queries are timed after it.
+  const prewarmStarted = performance.now()
+  if (!process.argv.includes("--no-prewarm-wait")) yield* (yield* BufferPrewarm).done
+  console.log(`load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}; cache prewarm waited ${(performance.now() - prewarmStarted).toFixed(0)} ms; ${databaseRss()}`)
   const embedder = yield* Embedder
   const backend = yield* SearchBackend
   const index = yield* SearchIndex
@@ -202,7 +222,7 @@ const program = Effect.gen(function*() {
     // case: most questions are asked once); later askings of it find them cached.
     const first = Array.from(byQuestion.values(), (ms) => ms[0]!)
     const repeats = Array.from(byQuestion.values(), (ms) => ms.slice(1)).flat()
-    return `warm-up search ${warmUp.toFixed(0)} ms (not counted); search ${p(latencies)} (${QUERIES} queries; first asking of each question p50 ${percentile(first, 50).toFixed(1)} / ` +
+    return `load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}; ${databaseRss()}; warm-up search ${warmUp.toFixed(0)} ms (not counted); search ${p(latencies)} (${QUERIES} queries; first asking of each question p50 ${percentile(first, 50).toFixed(1)} / ` +
       `max ${Math.max(...first).toFixed(1)} ms "${Array.from(byQuestion.keys())[first.indexOf(Math.max(...first))]}", repeats ${repeats.length === 0 ? "none" : p(repeats)}); of which: query embedding ${p(embedding)}, ` +
       `first candidate list (vector + full text + fusion) ${p(firstList)}, moment list (segments inside the ` +
       `candidate windows) ${p(momentList)}, relevance embedding of 10 hits ${p(hitEmbedding)}; slowest questions (median): ` +
@@ -336,11 +356,17 @@ const program = Effect.gen(function*() {
     yield* sql`CREATE INDEX search_passages_tsv ON search_passages USING gin (tsv)`.pipe(Effect.orDie)
     const ginSeconds = (performance.now() - ginStarted) / 1000
     process.stderr.write(`GIN built in ${ginSeconds.toFixed(1)} s\n`)
-    // The default 64 MB cannot hold the graph of 100k 384-d vectors; pgvector then builds far slower.
-    yield* sql`SET maintenance_work_mem = '512MB'`.pipe(Effect.orDie)
     const hnswStarted = performance.now()
     if (pgvector) {
-      yield* sql`CREATE INDEX search_passages_embedding ON search_passages USING hnsw (embedding vector_cosine_ops)`.pipe(Effect.orDie)
+      // The default 64 MB cannot hold the graph of 100k 384-d vectors; pgvector then builds far
+      // slower. 1M needs ~2 GB (vectors and neighbour lists); PGlite's WASM memory stops at 2 GB,
+      // so it keeps 512 MB. One transaction: on a server's pool the SET and the build must share
+      // a connection.
+      const memory = databaseUrl !== undefined && bulk > 200_000 ? "3GB" : "512MB"
+      yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`SELECT set_config('maintenance_work_mem', ${memory}, true)`
+        yield* sql`CREATE INDEX search_passages_embedding ON search_passages USING hnsw (embedding vector_cosine_ops)`
+      })).pipe(Effect.orDie)
     }
     const hnswSeconds = (performance.now() - hnswStarted) / 1000
     yield* sql`ANALYZE search_passages`.pipe(Effect.orDie)

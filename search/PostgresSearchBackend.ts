@@ -62,6 +62,8 @@ const EXACT_JOBS = 200
  * is unaffected.
  */
 const LEXICAL_RANKED = 300
+/** Questions whose stems are kept (see `stemmed`). */
+const STEMMED_QUESTIONS = 256
 /** Each list is cut at this depth before fusion. */
 const LIST_DEPTH = 50
 
@@ -319,6 +321,16 @@ export const PostgresSearchBackend = {
         const cosineColumn = (query: CandidateQuery) =>
           pgvector ? sql`1 - (embedding <=> ${vectorLiteral(query.vector)}::vector) AS cosine` : sql`embedding`
 
+        /** The rows of `kept` read whole, in `kept`'s order. */
+        const wholeRows = (query: CandidateQuery, kept: ReadonlyArray<{ readonly id: unknown }>) =>
+          Effect.gen(function*() {
+            if (kept.length === 0) return []
+            const order = new Map(kept.map((row, i) => [String(row.id), i]))
+            const rows = yield* sql`SELECT ${columns}, ${cosineColumn(query)} FROM search_passages
+              WHERE ${sql.in("id", kept.map((row) => row.id as string))}`
+            return [...rows].sort((a, b) => order.get(String(a["id"]))! - order.get(String(b["id"]))!)
+          })
+
         const semantic = (query: CandidateQuery, depth: number) =>
           pgvector && (exact || query.within !== undefined || (query.jobIds !== undefined && query.jobIds.length <= EXACT_JOBS))
             // A few named jobs: their rows come from the job index and are ranked exactly
@@ -343,66 +355,92 @@ export const PostgresSearchBackend = {
                 .map((r) => ({ id: r.id, score: dotBytes(r.embedding, query.vector) }))
                 .sort((a, b) => b.score - a.score)
                 .slice(0, depth)
-              if (best.length === 0) return []
-              const rows = yield* sql`SELECT ${columns} FROM search_passages WHERE ${sql.in("id", best.map((b) => b.id))}`
-              const order = new Map(best.map((b, i) => [b.id, i]))
-              return [...rows]
-                .sort((a, b) => order.get(String(a["id"]))! - order.get(String(b["id"]))!)
-                .map((row) => ({ ...row, cosine: best[order.get(String(row["id"]))!]!.score }))
+              const rows = yield* wholeRows(query, best)
+              return rows.map((row, i) => ({ ...row, cosine: best[i]!.score }))
             })
 
         // Two statements: with the tsquery built in the same statement the planner cannot
         // use the GIN index and tests every row of the account (56 ms at 5k passages).
-        const lexical = (query: CandidateQuery, depth: number) =>
+        // A search asks the full-text list twice with the same question (the candidate windows,
+        // then the moments inside them): the question's stems are kept for the last questions
+        // instead of a second statement (a round trip to the database process, a few ms on a
+        // loaded machine). Stemming depends only on the configurations and the text.
+        const stems = new Map<string, { readonly tq: string; readonly groups: ReadonlyArray<string> } | undefined>()
+        const stemmed = (configs: ReadonlyArray<string>, words: ReadonlyArray<string>, q: string) =>
           Effect.gen(function*() {
-            const configs = query.language === undefined ? questionConfigs(query.q) : [configFor(query.language)]
-            const words = contentWords(query.q)
-            const [built] = yield* sql<{ tq: string | null; groups: unknown }>`WITH cfg AS (
+            const key = JSON.stringify([configs, words, q])
+            if (stems.has(key)) return stems.get(key)
+            const [row] = yield* sql<{ tq: string | null; groups: unknown }>`WITH cfg AS (
                 SELECT unnest(string_to_array(${configs.join(",")}, ',')) AS c
               ), words AS (
                 SELECT w, ord FROM unnest(string_to_array(${words.join(",")}, ',')) WITH ORDINALITY AS t(w, ord)
               )
               SELECT
                 (SELECT string_agg(quote_literal(lexeme), ' | ') FROM (
-                  SELECT DISTINCT unnest(tsvector_to_array(to_tsvector(c::regconfig, ${query.q}))) AS lexeme FROM cfg
+                  SELECT DISTINCT unnest(tsvector_to_array(to_tsvector(c::regconfig, ${q}))) AS lexeme FROM cfg
                 ) AS lexemes) AS tq,
                 (SELECT json_agg(alts ORDER BY ord) FROM (
                   SELECT ord, '(' || string_agg(DISTINCT quote_literal(l), ' | ') || ')' AS alts
                   FROM words, cfg, unnest(tsvector_to_array(to_tsvector(c::regconfig, w))) AS l
                   GROUP BY ord
                 ) AS g) AS groups`
-            const tq = built?.tq ?? null
-            if (tq === null) return []
-            const groups = (typeof built!.groups === "string" ? JSON.parse(built!.groups) : built!.groups ?? []) as ReadonlyArray<string>
+            const built = row?.tq === null || row?.tq === undefined ? undefined : {
+              tq: row.tq,
+              groups: (typeof row.groups === "string" ? JSON.parse(row.groups) : row.groups ?? []) as ReadonlyArray<string>
+            }
+            if (stems.size >= STEMMED_QUESTIONS) stems.delete(stems.keys().next().value!)
+            stems.set(key, built)
+            return built
+          })
+
+        const lexical = (query: CandidateQuery, depth: number) =>
+          Effect.gen(function*() {
+            const configs = query.language === undefined ? questionConfigs(query.q) : [configFor(query.language)]
+            const words = contentWords(query.q)
+            const built = yield* stemmed(configs, words, query.q)
+            if (built === undefined) return []
+            const { tq, groups } = built
             const cover = exact ? tq : coverQuery(query.q, groups) ?? tq
-            const rows = yield* (exact
-              ? sql`SELECT ${columns}, ${cosineColumn(query)} FROM search_passages
-                WHERE tsv @@ ${cover}::tsquery AND ${filters(query)}
-                ORDER BY ts_rank_cd(tsv, ${tq}::tsquery) DESC, id LIMIT ${depth}`
-              // Ranked where the matches are read, and only the best `depth` rows fetched
-              // whole (text, moments, cosine): joining the 1,000 matches back by id and
-              // carrying their columns through the sort was half of the list's time (one
-              // common word at 100k, loaded machine: 80–145 ms → 45–85 ms).
+            // Deeper than `depth` when the coverage rule can drop rows that rank high on one
+            // repeated common word (the well-covered ones may sit below them). Those rows are
+            // first read as id and text only, the rule applied, and only the kept `depth` read
+            // whole (moments, and the cosine, whose vector is TOASTed: a second page or more per
+            // row): 200 whole rows were half of the statement's time (one two-word question at
+            // 100k, all pages cached, load 8: 17–24 ms whole, 9–11 ms id and text).
+            const filtered = coverageFiltered(query.q)
+            const selected = filtered ? sql.literal("id, text") : sql`${columns}, ${cosineColumn(query)}`
+            const limit = filtered ? depth * 4 : depth
+            // Inside named windows (the moment list) the rows to test are the few hundred in their
+            // ranges of the (job_id, start) index; through the GIN index the planner read every
+            // match of the library and filtered it by the windows (a four-word question at 100k:
+            // 25 ms of a 36–61 ms moment list). `ts_match_vq` is `@@` in a form no index serves.
+            const matches = query.within === undefined ? sql`tsv @@ ${cover}::tsquery` : sql`ts_match_vq(tsv, ${cover}::tsquery)`
+            const ranked = yield* (exact
+              ? sql`SELECT ${selected} FROM search_passages
+                WHERE ${matches} AND ${filters(query)}
+                ORDER BY ts_rank_cd(tsv, ${tq}::tsquery) DESC, id LIMIT ${limit}`
+              // Ranked where the matches are read, and only the best `limit` rows fetched
+              // (joining the 1,000 matches back by id and carrying their columns through the
+              // sort was half of the list's time: one common word at 100k, loaded machine:
+              // 80–145 ms → 45–85 ms).
               : sql`WITH found AS (
                   SELECT id, ts_rank_cd(tsv, ${tq}::tsquery) AS rank FROM search_passages
-                  WHERE tsv @@ ${cover}::tsquery AND ${filters(query)} LIMIT ${LEXICAL_RANKED}
-                ), best AS (SELECT id, rank FROM found ORDER BY rank DESC, id LIMIT ${depth})
-                SELECT ${columns}, ${cosineColumn(query)} FROM best JOIN search_passages USING (id)
+                  WHERE ${matches} AND ${filters(query)} LIMIT ${LEXICAL_RANKED}
+                ), best AS (SELECT id, rank FROM found ORDER BY rank DESC, id LIMIT ${limit})
+                SELECT ${selected} FROM best JOIN search_passages USING (id)
                 ORDER BY best.rank DESC, id`)
+            const rows = filtered ? yield* wholeRows(query, wellCovered(query.q, ranked as ReadonlyArray<{ id: unknown; text: string }>).slice(0, depth)) : ranked
             return pgvector ? rows : rows.map(({ embedding, ...row }) => ({ ...row, cosine: dotBytes(embedding as Uint8Array, query.vector) }))
           })
 
         const candidates = Effect.fn("SearchBackend.candidates")(
           function*(query: CandidateQuery) {
             const depth = Math.max(query.limit, LIST_DEPTH)
-            const [semanticRows, matchedRows] = yield* Effect.all([
+            const [semanticRows, lexicalRows] = yield* Effect.all([
               Effect.flatMap(semantic(query, depth), decodeRows),
-              // Deeper than `depth` when the coverage rule below can drop rows that rank high
-              // on one repeated common word (the well-covered ones may sit below them);
-              // otherwise each row fetched beyond `depth` was only decoded and dropped.
-              Effect.flatMap(lexical(query, coverageFiltered(query.q) ? depth * 4 : depth), decodeRows)
+              // At most `depth` rows, the coverage rule applied.
+              Effect.flatMap(lexical(query, depth), decodeRows)
             ])
-            const lexicalRows = wellCovered(query.q, matchedRows).slice(0, depth)
             const byId = new Map<string, typeof Row.Type>()
             for (const row of [...semanticRows, ...lexicalRows]) byId.set(String(row.id), row)
             const fused = reciprocalRankFusion([

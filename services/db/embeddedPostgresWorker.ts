@@ -22,11 +22,14 @@
  * promise-based libraries, with the parent's layer owning its lifetime.
  */
 import { PGlite } from "@electric-sql/pglite"
+import { pageinspect } from "@electric-sql/pglite/contrib/pageinspect"
 import { vector } from "@electric-sql/pglite-pgvector"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { parentPort, workerData } from "node:worker_threads"
+import { sharedBuffersMb } from "./bufferCache.ts"
 
 export interface EmbeddedPostgresWorkerData {
   readonly dataDir: string
@@ -87,6 +90,16 @@ let stopping: Promise<void> | undefined
 // While this file names a live process, the data directory is open: the next owner waits for it.
 const pidFile = path.join(path.dirname(socketPath), "database.pid")
 
+/** Bytes of the files under `dir` (0 when it does not exist yet). */
+const bytesUnder = (dir: string): number => {
+  if (!fs.existsSync(dir)) return 0
+  let total = 0
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) total += fs.statSync(path.join(entry.parentPath, entry.name)).size
+  }
+  return total
+}
+
 const stop = () =>
   stopping ??= (async () => {
     await server?.stop().catch(() => undefined)
@@ -104,7 +117,13 @@ channel.onStop(() => {
 
 try {
   if (parentPort === null) fs.writeFileSync(pidFile, String(process.pid))
-  db = await PGlite.create({ dataDir, extensions: { vector } })
+  // The cache sized to the data (bufferCache.ts); pageinspect: `BufferPrewarm` reads relations
+  // into it with `get_raw_page` (PGlite ships no pg_prewarm).
+  db = await PGlite.create({
+    dataDir,
+    extensions: { vector, pageinspect },
+    startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${sharedBuffersMb(bytesUnder(path.join(dataDir, "base")), os.totalmem())}MB`]
+  })
   // The parent's pool of one, a visiting admin CLI, and headroom for the liveness probe of the
   // next visitor, which the server only forgets a tick after it closed. Queries are still run
   // one at a time by the server's queue.
