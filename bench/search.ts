@@ -236,10 +236,14 @@ const program = Effect.gen(function*() {
    */
   const recallAt10 = Effect.fnUntraced(function*() {
     if (process.argv.includes("--no-recall")) return "recall not measured"
-    const referenceLayer = SearchIndex.layer.pipe(Layer.provide(PostgresSearchBackend.layer({ exact: true })))
+    // Fresh: layers are memoised by identity, so `SearchIndex.layer` alone would hand back the
+    // SearchIndex already built over the fast backend and recall@10 compare it with itself
+    // (it did until 2026-11-26 session 9: every earlier recall@10 figure was 1.000 by construction).
+    const referenceLayer = Layer.fresh(SearchIndex.layer).pipe(Layer.provide(PostgresSearchBackend.layer({ exact: true })))
     return yield* Effect.gen(function*() {
       const reference = yield* SearchIndex
       let found = 0
+      let sameText = 0
       let total = 0
       const slow: Array<number> = []
       for (const q of questions) {
@@ -249,9 +253,14 @@ const program = Effect.gen(function*() {
         slow.push(performance.now() - t)
         const keys = new Set(fast.map((h) => `${h.job_id}@${h.start}-${h.end}`))
         found += exact.filter((h) => keys.has(`${h.job_id}@${h.start}-${h.end}`)).length
+        // The bulk library repeats each text in hundreds of jobs: a fast hit may be another
+        // copy of the reference's (same words, another job); counted apart.
+        const texts = new Set(fast.map((h) => h.text))
+        sameText += exact.filter((h) => texts.has(h.text)).length
         total += exact.length
       }
       return `recall@10 vs exact ${(found / total).toFixed(3)} (${found}/${total} hits, ${questions.length} questions; ` +
+        `same text ${(sameText / total).toFixed(3)}; ` +
         `exact reference p50 ${percentile(slow, 50).toFixed(0)} ms)`
     }).pipe(Effect.provide(referenceLayer), Effect.orDie)
   })
