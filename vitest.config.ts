@@ -43,6 +43,9 @@ export default defineConfig({
     pool: "forks",
     maxWorkers: 2,
     testTimeout: 120_000,
+    // expect.poll answers as soon as its check holds; vitest's 1 s default failed a browser test
+    // waiting for audio metadata at load 10 on CI's 2 cores.
+    expect: { poll: { timeout: 10_000 } },
     hookTimeout: 120_000
   }
 })
