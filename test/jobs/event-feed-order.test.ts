@@ -44,6 +44,36 @@ const seqOf = (id: string) =>
   engine.run(SqlClient.SqlClient.use((sql) => sql<{ seq: string }>`SELECT seq::text AS seq FROM job_events WHERE job_id = ${id}`))
     .then((rows) => Number(rows[0]?.seq))
 const times = (id: string) => delivered.filter((seen) => seen === id).length
+/** Passes until `done` holds (an event waits while an older transaction of the database is open). */
+const passUntil = (done: () => boolean, what: string, timeoutMs: number) =>
+  eventually(async () => {
+    await pass()
+    return done() ? true : undefined
+  }, what, timeoutMs)
+
+/**
+ * Runs `work` in a transaction on `runtime` and keeps the transaction open until `release`:
+ * `ready` resolves once `work` has run, `ended` once the transaction has committed.
+ */
+const holdTransaction = <R, ER>(
+  runtime: ManagedRuntime.ManagedRuntime<R | SqlClient.SqlClient, ER>,
+  work: Effect.Effect<unknown, unknown, R | SqlClient.SqlClient>
+) => {
+  let release!: () => void
+  const released = new Promise<void>((resolve) => (release = resolve))
+  let ready!: () => void
+  const workDone = new Promise<void>((resolve) => (ready = resolve))
+  const ended = runtime.runPromise(
+    SqlClient.SqlClient.use((sql) =>
+      sql.withTransaction(Effect.gen(function*() {
+        yield* work
+        yield* Effect.sync(ready)
+        yield* Effect.promise(() => released)
+      }))
+    )
+  )
+  return { ready: workDone, release, ended }
+}
 
 describe("job event feed order", () => {
   it("an append that rolls back leaves nothing behind and the next one is delivered", async () => {
@@ -61,10 +91,7 @@ describe("job event feed order", () => {
     await appendNow(kept)
     // Passes until it comes: a short transaction of the engine's own (a claim poll) that began
     // before the append holds the horizon back for a moment, and the event waits (loses nothing).
-    await eventually(async () => {
-      await pass()
-      return times(kept) > 0 ? true : undefined
-    }, "the kept event", 20_000)
+    await passUntil(() => times(kept) > 0, "the kept event", 20_000)
     await pass()
     expect(times(gone)).toBe(0)
     expect(times(kept)).toBe(1)
@@ -74,32 +101,17 @@ describe("job event feed order", () => {
     // Another application's database on the same server: its open transaction (with an xid)
     // is older than the event's, so a server-wide horizon would wait for it.
     const elsewhere = ManagedRuntime.make(PgClient.layer({ url: Redacted.make(serverUrl!), maxConnections: 1 }))
-    let release!: () => void
-    const released = new Promise<void>((resolve) => (release = resolve))
-    let opened!: () => void
-    const openedElsewhere = new Promise<void>((resolve) => (opened = resolve))
-    const open = elsewhere.runPromise(
-      SqlClient.SqlClient.use((sql) =>
-        sql.withTransaction(Effect.gen(function*() {
-          // As text: the client reads an unknown type's binary value as UTF-8.
-          yield* sql`SELECT pg_current_xact_id()::text`
-          yield* Effect.sync(opened)
-          yield* Effect.promise(() => released)
-        }))
-      )
-    )
+    // As text: the client reads an unknown type's binary value as UTF-8.
+    const open = holdTransaction(elsewhere, SqlClient.SqlClient.use((sql) => sql`SELECT pg_current_xact_id()::text`))
     try {
-      await openedElsewhere
+      await open.ready
       const id = randomUUID()
       await appendNow(id)
-      await eventually(async () => {
-        await pass()
-        return times(id) > 0 ? true : undefined
-      }, "the event while another database's transaction is open", 5_000)
+      await passUntil(() => times(id) > 0, "the event while another database's transaction is open", 5_000)
       expect(times(id)).toBe(1)
     } finally {
-      release()
-      await open
+      open.release()
+      await open.ended
       await elsewhere.dispose()
     }
   }, 60_000)
@@ -112,31 +124,16 @@ describe("job event feed order", () => {
     )
     try {
       const [early, late] = [JobId.make(randomUUID()), JobId.make(randomUUID())]
-      let appended!: () => void
-      const appendedA = new Promise<void>((resolve) => (appended = resolve))
-      let release!: () => void
-      const released = new Promise<void>((resolve) => (release = resolve))
-      const transactionA = other.runPromise(
-        SqlClient.SqlClient.use((sql) =>
-          sql.withTransaction(Effect.gen(function*() {
-            yield* JobEventLog.use((log) => log.append("finished", [{ id: early, account_id: null }]))
-            yield* Effect.sync(appended)
-            yield* Effect.promise(() => released)
-          }))
-        )
-      )
-      await appendedA
+      const transactionA = holdTransaction(other, JobEventLog.use((log) => log.append("finished", [{ id: early, account_id: null }])))
+      await transactionA.ready
       await appendNow(late)
       // Passes while A is open: `late` is committed, `early` not yet.
       await pass()
       expect(times(early)).toBe(0)
-      release()
-      await transactionA
+      transactionA.release()
+      await transactionA.ended
       expect(await seqOf(early)).toBeLessThan(await seqOf(late))
-      await eventually(async () => {
-        await pass()
-        return times(early) > 0 && times(late) > 0 ? true : undefined
-      }, "both events", 20_000)
+      await passUntil(() => times(early) > 0 && times(late) > 0, "both events", 20_000)
       // And nothing twice, however many passes follow.
       expect(await pass()).toBe(0)
       expect(times(early)).toBe(1)
