@@ -145,7 +145,7 @@ const AMOUNT_CUES = new Set(["about", "around", "almost", "nearly", "roughly", "
 
 /**
  * Where the tagger is measured to call a verb a noun (test/quality, each test on at least half
- * of the candidate's occurrences): a lone word after a pronoun, modal or "to" ("let us
+ * of the candidate's occurrences): a lone word after a pronoun or modal ("let us
  * schedule a meeting"), and a phrase before a figure or an amount ("a sleeper cabin costs around
  * 90 euros", "the whole system costs $9,000"), which the tagger reads as a plural noun.
  */
