@@ -273,7 +273,7 @@ export class SearchIndex extends Context.Service<SearchIndex, {
         // not the answer to a question about sleep).
         return hits
           .map((h) => {
-            const relevance = relevanceOf(q, h.text, known.get(h.text)!)
+            const relevance = relevanceOf(q, h.text, known.get(h.text)!, h.speaker)
             return { ...h, relevance, score: h.score * (RELEVANCE_BASE + relevance) }
           })
           .sort((a, b) => b.score - a.score)
