@@ -246,12 +246,15 @@ export class SearchIndex extends Context.Service<SearchIndex, {
         // Measured on the panel: "why do night workers sleep badly" → the host's opening
         // line (which says "night shift" and "sleep") ranked above the guest's answer.
         const following = answers(windows)
+        /** Answer moment (by key) → the text of the question in the recording that lifted it. */
+        const liftedBy = new Map<string, { readonly jobId: string; readonly start: number; readonly question: string }>()
         for (const m of [...scored]) {
           if (!isQuestion(m.moment)) continue
           const answer = following.get(momentKey(m.jobId, m.moment))
           if (answer === undefined) continue
           const lifted = Math.max(m.window, m.segment)
           const key = momentKey(m.jobId, answer)
+          liftedBy.set(key, { jobId: m.jobId, start: answer.start, question: m.moment.text })
           const known = scored.find((s) => momentKey(s.jobId, s.moment) === key)
           if (known !== undefined) known.score = Math.max(known.score, lifted)
           else scored.push({ jobId: m.jobId, filename: m.filename, moment: answer, window: 0, segment: 0, score: lifted })
@@ -263,18 +266,40 @@ export class SearchIndex extends Context.Service<SearchIndex, {
         // (merged moments, or a backend without cosines) are embedded here.
         const known = new Map<string, number>()
         for (const c of [...candidates, ...segments]) if (c.cosine !== undefined) known.set(c.passage.text, c.cosine)
-        const unknown = hits.filter((h) => !known.has(h.text)).map((h) => h.text)
+        // The question that lifted a hit's answer, if any (the hit holds that answer).
+        const questionOf = (h: Omit<SearchHit, "relevance">): string | undefined => {
+          for (const lift of liftedBy.values()) {
+            if (lift.jobId === h.job_id && lift.start >= h.start && lift.start < h.end) return lift.question
+          }
+          return undefined
+        }
+        const liftingQuestions = hits.map(questionOf)
+        const unknown = Array.from(new Set([
+          ...hits.map((h) => h.text),
+          ...liftingQuestions.filter((t): t is string => t !== undefined)
+        ])).filter((text) => !known.has(text))
         const vectors = yield* embedder.embed(unknown)
         unknown.forEach((text, i) => known.set(text, dot(vector!, vectors[i]!)))
         const minRelevance = request.minRelevance ?? 0
-        // The final order weighs the rank score by the hit's own relevance: a moment lifted
-        // as an answer, or ranked on a window it sits in, goes below a hit that itself says
-        // what was asked ("who researches sleep": the opening naming the sleep researcher,
-        // not the answer to a question about sleep).
+        // The final order weighs the rank score by the hit's own relevance: a moment ranked on
+        // a window it sits in goes below a hit that itself says what was asked ("who researches
+        // sleep": the opening naming the sleep researcher, not the answer to a question about
+        // sleep). An answer lifted by the recording's own question is weighed by the better of
+        // its relevance and the question's discounted as a question moment is (QUESTION_FACTOR):
+        // an answer rarely repeats the question's words, and without this the question still
+        // ranked above its answer ("who takes care of watering while school is closed" → "Who
+        // will water the garden during the summer holidays?" 0.882, its answer "Twelve families
+        // signed up…" 0.126). Undiscounted, the question's 0.989 lifted "The body clock expects
+        // darkness…" (0.747) above the opening that names the sleep researcher (0.984).
+        // The `relevance` returned (and `min_relevance`) stays the hit's own.
         return hits
-          .map((h) => {
+          .map((h, i) => {
             const relevance = relevanceOf(q, h.text, known.get(h.text)!, h.speaker)
-            return { ...h, relevance, score: h.score * (RELEVANCE_BASE + relevance) }
+            const question = liftingQuestions[i]
+            const weight = question === undefined
+              ? relevance
+              : Math.max(relevance, QUESTION_FACTOR * relevanceOf(q, question, known.get(question)!))
+            return { ...h, relevance, score: h.score * (RELEVANCE_BASE + weight) }
           })
           .sort((a, b) => b.score - a.score)
           .filter((h) => h.relevance >= minRelevance)
