@@ -187,10 +187,15 @@ export const PostgresSearchBackend = {
     readonly lexicalWeight?: number
     /**
      * Rank every candidate in full: exact vector order instead of HNSW, and the full-text
-     * list over every passage sharing any lexeme of the question. The reference that
+     * list over every passage meeting the coverage rule, all ranked before the rule is
+     * applied (no `LEXICAL_RANKED` sample, no cut before the rule). The reference that
      * bench/search.ts measures recall@10 against; slow on a large library.
      */
     readonly exact?: boolean
+    /** `hnsw.ef_search` of the vector list (default 100): candidates HNSW keeps while walking. */
+    readonly efSearch?: number | undefined
+    /** Full-text matches ranked before the list is cut (default `LEXICAL_RANKED`). */
+    readonly lexicalRanked?: number | undefined
   } = {}) =>
     Layer.effect(
       SearchBackend,
@@ -198,6 +203,8 @@ export const PostgresSearchBackend = {
         const sql = yield* SqlClient.SqlClient
         const lexicalWeight = options.lexicalWeight ?? 0.5
         const exact = options.exact ?? false
+        const efSearch = String(options.efSearch ?? 100)
+        const lexicalRanked = options.lexicalRanked ?? LEXICAL_RANKED
         const [column] = yield* sql<{ udt_name: string }>`SELECT udt_name FROM information_schema.columns
           WHERE table_name = 'search_passages' AND column_name = 'embedding'`.pipe(Effect.orDie)
         const pgvector = column?.udt_name === "vector"
@@ -343,7 +350,7 @@ export const PostgresSearchBackend = {
             : pgvector
             ? sql.withTransaction(Effect.gen(function*() {
               // Filtered HNSW scans keep walking the graph until enough rows pass the filter.
-              yield* sql`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', '100', true)`
+              yield* sql`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', ${efSearch}, true)`
               return yield* sql`SELECT ${columns}, ${cosineColumn(query)} FROM search_passages WHERE ${filters(query)}
                 ORDER BY embedding <=> ${vectorLiteral(query.vector)}::vector LIMIT ${depth}`
             }))
@@ -400,7 +407,10 @@ export const PostgresSearchBackend = {
             const built = yield* stemmed(configs, words, query.q)
             if (built === undefined) return []
             const { tq, groups } = built
-            const cover = exact ? tq : coverQuery(query.q, groups) ?? tq
+            // The exact reference selects by the same rule; until session 12 it matched any lexeme
+            // and kept the 200 best-ranked before the coverage rule, so a well-covered passage
+            // ranked below 200 single-word matches was missing from the reference, not the search.
+            const cover = coverQuery(query.q, groups) ?? tq
             // Deeper than `depth` when the coverage rule can drop rows that rank high on one
             // repeated common word (the well-covered ones may sit below them). Those rows are
             // first read as id and text only, the rule applied, and only the kept `depth` read
@@ -418,14 +428,14 @@ export const PostgresSearchBackend = {
             const ranked = yield* (exact
               ? sql`SELECT ${selected} FROM search_passages
                 WHERE ${matches} AND ${filters(query)}
-                ORDER BY ts_rank_cd(tsv, ${tq}::tsquery) DESC, id LIMIT ${limit}`
+                ORDER BY ts_rank_cd(tsv, ${tq}::tsquery) DESC, id ${filtered ? sql.literal("") : sql`LIMIT ${limit}`}`
               // Ranked where the matches are read, and only the best `limit` rows fetched
               // (joining the 1,000 matches back by id and carrying their columns through the
               // sort was half of the list's time: one common word at 100k, loaded machine:
               // 80–145 ms → 45–85 ms).
               : sql`WITH found AS (
                   SELECT id, ts_rank_cd(tsv, ${tq}::tsquery) AS rank FROM search_passages
-                  WHERE ${matches} AND ${filters(query)} LIMIT ${LEXICAL_RANKED}
+                  WHERE ${matches} AND ${filters(query)} LIMIT ${lexicalRanked}
                 ), best AS (SELECT id, rank FROM found ORDER BY rank DESC, id LIMIT ${limit})
                 SELECT ${selected} FROM best JOIN search_passages USING (id)
                 ORDER BY best.rank DESC, id`)
