@@ -12,7 +12,7 @@
  *                         each embedded for real: distinct texts, distinct real vectors (below)
  *   … --database-url URL  a Postgres server instead of PGlite (without pgvector: the exact scan)
  *   … --queries N         N timed queries (default 100); --no-recall skips recall@10
- *   … --ef-search N, --lexical-ranked N   the backend's hnsw.ef_search (100) and full-text sample (300)
+ *   … --ef-search N, --lexical-ranked N   the backend's hnsw.ef_search (400) and full-text sample (300)
  *   … --explain           with --data: EXPLAIN ANALYZE of the full-text and vector queries
  *   … --no-prewarm-wait   measure at once instead of after the embedded database's cache prewarm
  *
@@ -59,7 +59,7 @@ import { DatabaseConfig } from "../services/config/DatabaseConfig.ts"
 import { StorageConfig } from "../services/config/StorageConfig.ts"
 import { Embedder } from "../search/Embedder.ts"
 import { cutPassages } from "../search/Passages.ts"
-import { PostgresSearchBackend } from "../search/PostgresSearchBackend.ts"
+import { EF_SEARCH, PostgresSearchBackend } from "../search/PostgresSearchBackend.ts"
 import { type PassageDocument, SearchBackend } from "../search/SearchBackend.ts"
 import { defaultMinRelevance as DEFAULT_MIN_RELEVANCE } from "../src/contract/api/SearchApi.ts"
 import { SearchIndex } from "../search/SearchIndex.ts"
@@ -284,7 +284,7 @@ const program = Effect.gen(function*() {
           if (yield* hasPgvector) {
             const literal = `[${Array.from(vector!).join(",")}]`
             const approximate = yield* sql.withTransaction(Effect.gen(function*() {
-              yield* sql`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', ${arg("--ef-search") ?? "100"}, true)`
+              yield* sql`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', ${arg("--ef-search") ?? String(EF_SEARCH)}, true)`
               return yield* sql<{ id: string }>`SELECT id::text AS id FROM search_passages WHERE account_id = ${accountId}
                 ORDER BY embedding <=> ${literal}::vector LIMIT 50`
             })).pipe(Effect.orDie)
@@ -474,7 +474,7 @@ const program = Effect.gen(function*() {
       const [vector] = yield* embedder.embed([questions[i % questions.length]!])
       const t = performance.now()
       yield* sql.withTransaction(Effect.gen(function*() {
-        yield* sql`SET LOCAL hnsw.iterative_scan = relaxed_order`
+        yield* sql`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', ${arg("--ef-search") ?? String(EF_SEARCH)}, true)`
         yield* sql`SELECT id FROM search_passages WHERE account_id = ${accountId}
           ORDER BY embedding <=> ${`[${Array.from(vector!).join(",")}]`}::vector LIMIT 50`
       })).pipe(Effect.orDie)
