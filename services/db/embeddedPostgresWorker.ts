@@ -115,6 +115,44 @@ channel.onStop(() => {
   })
 })
 
+/** Messages that leave an extended-protocol query open: Parse, Bind, Describe, Execute, Close, Flush. */
+const OPENING = new Set(["P", "B", "D", "E", "C", "H"].map((c) => c.charCodeAt(0)))
+
+/**
+ * The database as the socket server's queue sees it. pglite-socket (0.2.17) queues every protocol
+ * message by itself, in arrival order across clients, and keeps one client's messages together
+ * only while `isInTransaction()` says so. A client's extended-protocol query (Parse … Execute,
+ * then Sync) arriving in more than one read let another client's query run between its Bind and
+ * its Execute; that query's Sync closed the unnamed portal and the first client's Execute failed
+ * with `portal "" does not exist` (seen once in CI: the admin CLI granting minutes while the
+ * server polled its jobs; test/foundation/embedded-postgres.test.ts cuts a query there). So
+ * `isInTransaction()` also says yes from a query's first message until its Sync, and the queue
+ * serves that client's messages first. The queue's clean-up for a client that leaves mid-query
+ * runs `exec("ROLLBACK")`, which closes the query here too.
+ */
+const wholeQueries = (database: PGlite): PGlite => {
+  let open = false
+  return new Proxy(database, {
+    get(target, key) {
+      if (key === "isInTransaction") return () => open || target.isInTransaction()
+      if (key === "execProtocolRawStream") {
+        return async (message: Uint8Array, options: Parameters<PGlite["execProtocolRawStream"]>[1]) => {
+          open = OPENING.has(message[0]!)
+          return target.execProtocolRawStream(message, options)
+        }
+      }
+      if (key === "exec") {
+        return (...args: Parameters<PGlite["exec"]>) => {
+          open = false
+          return target.exec(...args)
+        }
+      }
+      const value: unknown = Reflect.get(target, key, target)
+      return typeof value === "function" ? value.bind(target) : value
+    }
+  })
+}
+
 try {
   if (parentPort === null) fs.writeFileSync(pidFile, String(process.pid))
   // The cache sized to the data (bufferCache.ts); pageinspect: `BufferPrewarm` reads relations
@@ -126,8 +164,8 @@ try {
   })
   // The parent's pool of one, a visiting admin CLI, and headroom for the liveness probe of the
   // next visitor, which the server only forgets a tick after it closed. Queries are still run
-  // one at a time by the server's queue.
-  server = new PGLiteSocketServer({ db, path: socketPath, maxConnections: 4 })
+  // one at a time by the server's queue, each kept whole (`wholeQueries`).
+  server = new PGLiteSocketServer({ db: wholeQueries(db), path: socketPath, maxConnections: 4 })
   await server.start()
   channel.send({ _tag: "Ready" })
 } catch (cause) {

@@ -16,6 +16,7 @@ import { spawn } from "node:child_process"
 import { afterAll } from "vitest"
 import { EmbeddedPostgres, socketPathFor } from "../../services/db/EmbeddedPostgres.ts"
 import { repoRoot } from "../support/process.ts"
+import { bind, execute, parse, rawClient, sync } from "../support/rawPostgres.ts"
 
 const dirs: Array<string> = []
 const tempDir = () => {
@@ -74,6 +75,32 @@ it.effect("keeps its data across a close and reopen, removes its socket, and let
     }).pipe(Effect.provide(clientOf(dataDir)))
     assert.deepStrictEqual(rows, [{ v: "survives" }])
   }), { timeout: 120_000 })
+
+// pglite-socket queues each protocol message on its own and kept one client's messages together
+// only inside a transaction: another client's query between one client's Bind and Execute
+// replaced and closed the unnamed portal ("portal \"\" does not exist", seen once in CI with the
+// admin CLI granting minutes while the server polled its jobs). Raw protocol, so the first
+// client's query can be cut between its Bind and its Execute, where a real client's reads may be.
+it.live("keeps one client's extended-protocol query whole while another client queries", () =>
+  Effect.gen(function*() {
+    const { socketPath } = yield* EmbeddedPostgres
+    const first = yield* Effect.promise(() => rawClient(socketPath))
+    const second = yield* Effect.promise(() => rawClient(socketPath))
+    // Parse and Bind of `SELECT 'first'`, then nothing until the other client is done.
+    first.send(Buffer.concat([parse("SELECT 'first' AS v"), bind()]))
+    yield* Effect.sleep("100 millis")
+    const secondAnswer = second.untilReady()
+    second.send(Buffer.concat([parse("SELECT 'second' AS v"), bind(), execute(), sync()]))
+    // The second client's query waits for the first's to end (before, it ran at once and closed
+    // the first client's portal).
+    yield* Effect.sleep("100 millis")
+    const firstAnswer = first.untilReady()
+    first.send(Buffer.concat([execute(), sync()]))
+    const answers = yield* Effect.promise(() => Promise.all([firstAnswer, secondAnswer]))
+    first.close()
+    second.close()
+    assert.deepStrictEqual(answers, [["first"], ["second"]])
+  }).pipe(Effect.provide(EmbeddedPostgres.layer({ dataDir: tempDir() }))), { timeout: 60_000 })
 
 it.live("a killed owner's database process closes; the next opener owns the directory, data intact", () =>
   Effect.gen(function*() {
