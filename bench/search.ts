@@ -128,6 +128,14 @@ const databaseRss = (): string => {
   }
 }
 
+/** Whether the library's `embedding` column is pgvector's (else the exact-scan layout). */
+const hasPgvector = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const [column] = yield* sql<{ udt_name: string }>`SELECT udt_name FROM information_schema.columns
+    WHERE table_name = 'search_passages' AND column_name = 'embedding'`.pipe(Effect.orDie)
+  return column?.udt_name === "vector"
+})
+
 const program = Effect.gen(function*() {
   // The embedded database reads its relations into its cache in the background after start
   // (BufferPrewarm); a service answers questions long after that, so queries are timed after it.
@@ -255,8 +263,6 @@ const program = Effect.gen(function*() {
       const reference = yield* SearchIndex
       const referenceBackend = yield* SearchBackend
       const sql = yield* SqlClient.SqlClient
-      const hasPgvector = sql<{ udt_name: string }>`SELECT udt_name FROM information_schema.columns
-        WHERE table_name = 'search_passages' AND column_name = 'embedding'`.pipe(Effect.map(([c]) => c?.udt_name === "vector"), Effect.orDie)
       let found = 0
       let sameText = 0
       let shown = 0
@@ -335,9 +341,7 @@ const program = Effect.gen(function*() {
 
   if (bulk !== undefined) {
     const sql = yield* SqlClient.SqlClient
-    const [column] = yield* sql<{ udt_name: string }>`SELECT udt_name FROM information_schema.columns
-      WHERE table_name = 'search_passages' AND column_name = 'embedding'`.pipe(Effect.orDie)
-    const pgvector = column?.udt_name === "vector"
+    const pgvector = yield* hasPgvector
     const [have] = yield* sql<{ n: number; account: string | null }>`SELECT count(*)::int AS n, min(account_id::text) AS account
       FROM search_passages`.pipe(Effect.orDie)
     if (have !== undefined && have.n >= bulk && have.account !== null) {

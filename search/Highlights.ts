@@ -42,7 +42,7 @@ export const foldWord = (word: string): string => word.normalize("NFD").replace(
  * the evidence that counts.
  */
 export const questionLanguage = (q: string): "en" | "es" | undefined => {
-  const words = Array.from(q.matchAll(wordPattern), (m) => foldWord(m[0]))
+  const words = foldedWords(q)
   const en = words.filter((w) => englishStopWords.has(w) && !spanishStopWords.has(w)).length
   const es = words.filter((w) => spanishStopWords.has(w) && !englishStopWords.has(w)).length
   return es > en ? "es" : en > es ? "en" : undefined
@@ -52,6 +52,9 @@ const withoutPossessive = (word: string): string => word.replace(/['’]s$/, "")
 
 /** A word: letters and digits, with an apostrophe's tail ("don't"). */
 export const wordPattern = /[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu
+
+/** The text's words (`wordPattern`), folded. */
+export const foldedWords = (text: string): Array<string> => Array.from(text.matchAll(wordPattern), (m) => foldWord(m[0]))
 
 /** The question's content words, folded (lower case, no accents), possessives as their word ("company's" → "company"). */
 export const queryTerms = (q: string): ReadonlyArray<string> =>

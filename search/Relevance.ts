@@ -22,7 +22,7 @@
  * cosine 0.407, above two right hits (0.392, 0.402): cosine alone cannot separate them there.
  * Only capitals count: a question typed all in lower case names nothing.
  */
-import { foldWord, queryTerms, questionLanguage, termMatches, wordPattern } from "./Highlights.ts"
+import { foldedWords, foldWord, queryTerms, questionLanguage, termMatches, wordPattern } from "./Highlights.ts"
 
 /**
  * Cosine at which relevance is 0.5, and the logistic's width (cosine units). Measured on
@@ -66,7 +66,7 @@ export const namesOf = (q: string): ReadonlyArray<string> =>
 export const namesMet = (q: string, text: string, speaker: string | null = null): boolean => {
   const names = namesOf(q)
   if (names.length === 0) return true
-  const words = Array.from(`${text} ${speaker ?? ""}`.matchAll(wordPattern), (m) => foldWord(m[0]))
+  const words = foldedWords(`${text} ${speaker ?? ""}`)
   return names.some((n) => words.some((w) => termMatches(n, w)))
 }
 

@@ -11,7 +11,7 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import type { Transcript } from "../src/contract/domain/Transcript.ts"
 import { Embedder } from "./Embedder.ts"
-import { foldWord, type Highlight, highlights, queryTerms, termMatches, wordPattern } from "./Highlights.ts"
+import { foldedWords, type Highlight, highlights, queryTerms, termMatches } from "./Highlights.ts"
 import { cutPassages, type Moment } from "./Passages.ts"
 import { relevanceOf } from "./Relevance.ts"
 import { type Candidate, type JobMeta, SearchBackend } from "./SearchBackend.ts"
@@ -101,7 +101,7 @@ const momentOf = (candidate: Candidate, segmentRank: ReadonlyMap<string, number>
   if (bestRank < Infinity) return best
   let most = 0
   for (const m of moments) {
-    const words = Array.from(m.text.matchAll(wordPattern), (w) => foldWord(w[0]))
+    const words = foldedWords(m.text)
     const shared = terms.filter((t) => words.some((w) => termMatches(t, w))).length
     if (shared > most) {
       best = m
