@@ -11,6 +11,8 @@
  *   … --corpus FILE       bulk passages cut from FILE's distinct sentences (bench/search-corpus.py),
  *                         each embedded for real: distinct texts, distinct real vectors (below)
  *   … --database-url URL  a Postgres server instead of PGlite (without pgvector: the exact scan)
+ *   … --embed-only        with --corpus: embed (and keep, with --data) the passages only, no library
+ *   … --embed-threads N   intra-op threads of the embedder (default 1; also the queries' embedding)
  *   … --queries N         N timed queries (default 100); --no-recall skips recall@10
  *   … --ef-search N, --lexical-ranked N   the backend's hnsw.ef_search (400) and full-text sample (300)
  *   … --explain           with --data: EXPLAIN ANALYZE of the full-text and vector queries
@@ -42,7 +44,8 @@
  * 60 consecutive sentences of FILE (one a line) become transcripts at 2.6 words/s, are cut into
  * passages as the service cuts them, and every passage is embedded by MiniLM, one text per run;
  * the quality library's own passages are stored once among them, so the questions have answers.
- * Vectors are kept in `DIR/corpus-<N>.f32` with `--data DIR`, so a rebuild does not embed again.
+ * Vectors are kept in `DIR/corpus.f32` with `--data DIR`, so a rebuild (or a larger size) does not
+ * embed the same passages again.
  * This is the library recall@10 means something on: no two passages share a text or a vector.
  */
 import * as fs from "node:fs"
@@ -164,13 +167,17 @@ const program = Effect.gen(function*() {
   const audioSeconds = tenMinutes.segments.at(-1)!.end
   console.log(
     `embedding: ${passages.length} passages for ${(audioSeconds / 60).toFixed(1)} min of speech in ${(embedMs / 1000).toFixed(2)} s ` +
-      `→ ${((embedMs / 1000) * 3600 / audioSeconds).toFixed(1)} s of CPU (1 thread) per audio hour, ` +
+      `→ ${((embedMs / 1000) * 3600 / audioSeconds).toFixed(1)} s of CPU (${embedThreads} thread${embedThreads === 1 ? "" : "s"}) per audio hour, ` +
       `${(embedMs / passages.length).toFixed(1)} ms per passage`
   )
 
   // — index throughput and query latency —
   const pool: Array<PassageDocument> = passages.map((p, i) => ({ ...p, embedding: vectors[i]! }))
   const poolSeconds = Math.ceil(audioSeconds + 1)
+  if (embedOnly) {
+    yield* corpusJobs(arg("--corpus") ?? "", bulk ?? 1_000_000, pool)
+    return
+  }
   /**
    * `--varied`: two random sentences of the quality library are added to every bulk passage's
    * text (a segment's moment says the same), so texts are nearly all distinct and a common
@@ -490,7 +497,12 @@ const program = Effect.gen(function*() {
 
 /**
  * `--corpus`: jobs cut from the file's sentences until `size` passages (the quality pool once
- * first), each passage embedded; vectors cached beside the data when `--data` keeps it.
+ * first), each passage embedded. With `--data` the vectors are kept in DIR/corpus.f32 in passage
+ * order, written every 10k passages: jobs are cut in the file's order, so the first K passages of
+ * any size are the same, and a larger library (or a run cut short) embeds only the passages past
+ * what the file holds. DIR/corpus.f32.json names the count and the last embedded text; a file
+ * whose passages differ there is embedded again from the start. `--embed-only` stops after the
+ * embedding, with as many passages as the file's sentences give (at most `size`).
  */
 const corpusJobs = Effect.fnUntraced(function*(file: string, size: number, pool: ReadonlyArray<PassageDocument>) {
   const embedder = yield* Embedder
@@ -498,33 +510,62 @@ const corpusJobs = Effect.fnUntraced(function*(file: string, size: number, pool:
   const jobs: Array<Array<Omit<PassageDocument, "embedding">>> = [pool.map(({ embedding: _, ...d }) => d)]
   let count = pool.length
   for (let at = 0; count < size; at += 60) {
-    if (at >= lines.length) return yield* Effect.die(new Error(`${file}: ${lines.length} sentences give fewer than ${size} passages`))
+    if (at >= lines.length) {
+      if (embedOnly) break
+      return yield* Effect.die(new Error(`${file}: ${lines.length} sentences give ${count} passages, fewer than ${size}`))
+    }
     const passages = cutPassages(transcriptOf(lines.slice(at, at + 60).map((text) => ({ text }))))
       .slice(0, size - count)
     jobs.push(passages)
     count += passages.length
   }
   const texts = jobs.flat().map((d) => d.text)
-  const cache = keep === undefined ? undefined : path.join(dataDir, `corpus-${size}.f32`)
-  let flat: Float32Array
-  if (cache !== undefined && fs.existsSync(cache) && fs.statSync(cache).size === texts.length * 384 * 4) {
-    flat = new Float32Array(fs.readFileSync(cache).buffer.slice(0))
-  } else {
-    flat = new Float32Array(texts.length * 384)
+  const cache = keep === undefined ? undefined : path.join(dataDir, "corpus.f32")
+  const flat = new Float32Array(texts.length * 384)
+  let have = 0
+  if (cache !== undefined && fs.existsSync(cache) && fs.existsSync(`${cache}.json`)) {
+    const meta = JSON.parse(fs.readFileSync(`${cache}.json`, "utf8")) as { count: number; last: string }
+    const usable = Math.min(meta.count, texts.length, Math.floor(fs.statSync(cache).size / (384 * 4)))
+    if (meta.count <= texts.length && texts[meta.count - 1] === meta.last) {
+      const fd = fs.openSync(cache, "r")
+      fs.readSync(fd, new Uint8Array(flat.buffer, 0, usable * 384 * 4), 0, usable * 384 * 4, 0)
+      fs.closeSync(fd)
+      have = usable
+    } else if (meta.count > texts.length) {
+      // A smaller library from a larger cache: its prefix, if the file is the same there.
+      const fd = fs.openSync(cache, "r")
+      fs.readSync(fd, new Uint8Array(flat.buffer, 0, texts.length * 384 * 4), 0, texts.length * 384 * 4, 0)
+      fs.closeSync(fd)
+      have = texts.length
+    }
+  }
+  if (have < texts.length) {
+    // Past the recorded count a run that stopped between the two writes may have left vectors.
+    if (cache !== undefined) fs.writeFileSync(cache, new Uint8Array(0), { flag: "a" })
+    if (cache !== undefined) fs.truncateSync(cache, have * 384 * 4)
     const started = performance.now()
-    for (let i = 0; i < texts.length; i += 100) {
+    const from = have
+    for (let i = have; i < texts.length; i += 100) {
       const vectors = yield* embedder.embed(texts.slice(i, i + 100))
       vectors.forEach((v, j) => flat.set(v, (i + j) * 384))
-      if (i % 10_000 === 0) process.stderr.write(`embedding: ${i}/${texts.length} (${((performance.now() - started) / 1000).toFixed(0)} s)\n`)
+      const done = Math.min(i + 100, texts.length)
+      if (done % 10_000 === 0 || done === texts.length) {
+        process.stderr.write(`embedding: ${done}/${texts.length} (${((performance.now() - started) / 1000).toFixed(0)} s)\n`)
+        if (cache !== undefined) {
+          fs.appendFileSync(cache, new Uint8Array(flat.buffer, have * 384 * 4, (done - have) * 384 * 4))
+          fs.writeFileSync(`${cache}.json`, JSON.stringify({ count: done, last: texts[done - 1] }))
+          have = done
+        }
+      }
     }
-    console.log(`corpus: ${texts.length} passages embedded in ${((performance.now() - started) / 1000).toFixed(0)} s`)
-    if (cache !== undefined) fs.writeFileSync(cache, new Uint8Array(flat.buffer))
+    console.log(`corpus: ${texts.length - from} passages embedded in ${((performance.now() - started) / 1000).toFixed(0)} s`)
   }
   let i = 0
   return jobs.map((job) => job.map((d) => ({ ...d, embedding: flat.subarray(384 * i, 384 * ++i) })))
 })
 
 const keep = arg("--data")
+const embedOnly = process.argv.includes("--embed-only")
 const databaseUrl = arg("--database-url")
 const dataDir = keep ?? fs.mkdtempSync(path.join(os.tmpdir(), "verbatim-bench-search-"))
 fs.mkdirSync(dataDir, { recursive: true })
@@ -532,8 +573,11 @@ const database = DatabaseLayer.pipe(Layer.provide(Layer.merge(
   StorageConfig.layerWith({ dataDir }),
   DatabaseConfig.layerWith({ databaseUrl: databaseUrl === undefined ? Option.none() : Option.some(Redacted.make(databaseUrl)) })
 )))
-const embedder = Embedder.layer({ modelsDir, threads: 1 }).pipe(
-  Layer.provide(OnnxRuntime.layer({ threads: 1, idleUnloadMs: 60_000 }))
+// One intra-op thread, as the service's queries embed; --embed-threads 2 is for a corpus's embedding
+// alone on the machine (6.7 ms per corpus passage with 2 on an AVX-512 VNNI core pair).
+const embedThreads = Number(arg("--embed-threads") ?? 1)
+const embedder = Embedder.layer({ modelsDir, threads: embedThreads }).pipe(
+  Layer.provide(OnnxRuntime.layer({ threads: embedThreads, idleUnloadMs: 60_000 }))
 )
 const exact = process.argv.includes("--exact")
 const layer = SearchIndex.layer.pipe(
