@@ -3,7 +3,9 @@ Usage: python library_eval.py E5_DIR   (E5_DIR as written by fetch.sh; run with 
 Passages: sentences of every ../shared/media manifest text (deduplicated), a08 and a05 turns, the
 decoys of test/search/library.ts (decoys.json) and the q01-q05 quality transcripts' segments.
 Questions: English cases of test/search/library-quality.test.ts, Spanish translations of them, and
-unanswerable questions in both languages. Prints hit@1 and cosine ranges per model."""
+unanswerable questions in both languages. Prints hit@1 and cosine ranges per model.
+With --relative (after E5_DIR): e5 only, each question's right passage (or top hit, unanswerable)
+as cosine, cosine minus the mean of the next 50, z-score over the library, and its rank."""
 import sys, os, json, re, glob, time, numpy as np, onnxruntime as ort
 from tokenizers import Tokenizer
 here = os.path.dirname(os.path.abspath(__file__)); repo = os.path.dirname(os.path.dirname(here))
@@ -26,6 +28,7 @@ def e5_emb(xs, q):
         ids = np.array([tk.encode(x, 'query: ' if q else 'passage: ')], np.int64)
         out.append(e5.run(['sentence_embedding'], {'input_ids': ids, 'attention_mask': np.ones_like(ids)})[0][0])
     return np.array(out)
+relative = '--relative' in sys.argv
 class R: models = {'minilm-l6-v2 (today)': mini_emb, 'multilingual-e5-small (4-bit, MatMulNBits)': e5_emb}
 man = json.load(open(f'{shared}/media/manifest.json'))
 P = []
@@ -53,7 +56,7 @@ C = [("when is the library open", "¿Cuándo está abierta la biblioteca?", "rea
 U = [("stock market crash in Tokyo", "¿Por qué se desplomó la bolsa de Tokio?"), ("who won the football world cup in 1998", "¿Quién ganó el mundial de fútbol de 1998?"),
      ("how do I reset my router password", "¿Cómo cambio la contraseña del router?"), ("what is the recipe for chocolate cake", "¿Cuál es la receta del pastel de chocolate?"),
      ("when was the Eiffel Tower built", "¿Cuándo se construyó la Torre Eiffel?"), ("what is the capital of Australia", "¿Cuál es la capital de Australia?")]
-for name, f in R.models.items():
+for name, f in ({} if relative else R.models).items():
     t = time.perf_counter(); E = f(P, False); tp = (time.perf_counter() - t) / len(P)
     print(f'== {name}  ({tp*1000:.1f} ms/passage embedding, 1 thread)')
     for lang, qi in (('EN', 0), ('ES', 1)):
@@ -67,3 +70,24 @@ for name, f in R.models.items():
         UQ = f([u[qi] for u in U], True) @ E.T
         print(f'  {lang} questions: hit@1 {hits}/{len(C)} | right-passage cos {min(right):.3f}-{max(right):.3f} | unanswerable top cos {UQ.max(1).min():.3f}-{UQ.max(1).max():.3f}')
         for m in miss: print('     miss:', m)
+
+def relative_scores(f):
+    """Whether a score relative to the question's own cosines separates right hits from unanswerable ones."""
+    E = f(P, False)
+    def line(row, c, rank, text):
+        rest = np.sort(row)[::-1][1:51]
+        print(f'   {c:.3f}  {c - rest.mean():+.3f}  z {(c - row.mean()) / row.std():.2f}  rank {rank}  {text[:45]}')
+    for lang, qi in (('EN', 0), ('ES', 1)):
+        Q = f([c[qi] for c in C], True) @ E.T
+        print(f'{lang} right passage: cosine, minus mean of the next 50, z, rank')
+        for i, c in enumerate(C):
+            r = max(Q[i][j] for j, p in enumerate(P) if c[2] in p)
+            line(Q[i], r, int((Q[i] > r).sum()) + 1, c[qi])
+        UQ = f([u[qi] for u in U], True) @ E.T
+        print(f'{lang} unanswerable, top hit:')
+        for i, u in enumerate(U):
+            line(UQ[i], UQ[i].max(), 1, u[qi])
+
+
+if relative:
+    relative_scores(e5_emb)
