@@ -522,43 +522,40 @@ const corpusJobs = Effect.fnUntraced(function*(file: string, size: number, pool:
   const texts = jobs.flat().map((d) => d.text)
   const cache = keep === undefined ? undefined : path.join(dataDir, "corpus.f32")
   const flat = new Float32Array(texts.length * 384)
+  // Vectors of the cache that are this library's: all it holds when its last text is this
+  // library's at that place; a prefix when the cache is larger (the same file is assumed there).
   let have = 0
   if (cache !== undefined && fs.existsSync(cache) && fs.existsSync(`${cache}.json`)) {
     const meta = JSON.parse(fs.readFileSync(`${cache}.json`, "utf8")) as { count: number; last: string }
-    const usable = Math.min(meta.count, texts.length, Math.floor(fs.statSync(cache).size / (384 * 4)))
-    if (meta.count <= texts.length && texts[meta.count - 1] === meta.last) {
+    if (meta.count > texts.length || texts[meta.count - 1] === meta.last) {
+      have = Math.min(meta.count, texts.length, Math.floor(fs.statSync(cache).size / (384 * 4)))
       const fd = fs.openSync(cache, "r")
-      fs.readSync(fd, new Uint8Array(flat.buffer, 0, usable * 384 * 4), 0, usable * 384 * 4, 0)
+      fs.readSync(fd, new Uint8Array(flat.buffer, 0, have * 384 * 4), 0, have * 384 * 4, 0)
       fs.closeSync(fd)
-      have = usable
-    } else if (meta.count > texts.length) {
-      // A smaller library from a larger cache: its prefix, if the file is the same there.
-      const fd = fs.openSync(cache, "r")
-      fs.readSync(fd, new Uint8Array(flat.buffer, 0, texts.length * 384 * 4), 0, texts.length * 384 * 4, 0)
-      fs.closeSync(fd)
-      have = texts.length
     }
   }
   if (have < texts.length) {
-    // Past the recorded count a run that stopped between the two writes may have left vectors.
-    if (cache !== undefined) fs.writeFileSync(cache, new Uint8Array(0), { flag: "a" })
-    if (cache !== undefined) fs.truncateSync(cache, have * 384 * 4)
+    if (cache !== undefined) {
+      // Past the recorded count a run that stopped between the two writes may have left vectors.
+      fs.closeSync(fs.openSync(cache, "a"))
+      fs.truncateSync(cache, have * 384 * 4)
+    }
     const started = performance.now()
-    const from = have
+    let kept = have
     for (let i = have; i < texts.length; i += 100) {
       const vectors = yield* embedder.embed(texts.slice(i, i + 100))
       vectors.forEach((v, j) => flat.set(v, (i + j) * 384))
       const done = Math.min(i + 100, texts.length)
-      if (done % 10_000 === 0 || done === texts.length) {
+      if (done - kept >= 10_000 || done === texts.length) {
         process.stderr.write(`embedding: ${done}/${texts.length} (${((performance.now() - started) / 1000).toFixed(0)} s)\n`)
         if (cache !== undefined) {
-          fs.appendFileSync(cache, new Uint8Array(flat.buffer, have * 384 * 4, (done - have) * 384 * 4))
+          fs.appendFileSync(cache, new Uint8Array(flat.buffer, kept * 384 * 4, (done - kept) * 384 * 4))
           fs.writeFileSync(`${cache}.json`, JSON.stringify({ count: done, last: texts[done - 1] }))
-          have = done
         }
+        kept = done
       }
     }
-    console.log(`corpus: ${texts.length - from} passages embedded in ${((performance.now() - started) / 1000).toFixed(0)} s`)
+    console.log(`corpus: ${texts.length - have} passages embedded in ${((performance.now() - started) / 1000).toFixed(0)} s`)
   }
   let i = 0
   return jobs.map((job) => job.map((d) => ({ ...d, embedding: flat.subarray(384 * i, 384 * ++i) })))

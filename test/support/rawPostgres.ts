@@ -44,9 +44,10 @@ export const rawClient = (socketPath: string): Promise<RawClient> =>
     socket.on("data", (chunk) => {
       buffer = Buffer.concat([buffer, chunk])
       while (buffer.length >= 5 && buffer.length >= 1 + buffer.readInt32BE(1)) {
+        const end = 1 + buffer.readInt32BE(1)
         const type = String.fromCharCode(buffer[0]!)
-        const body = buffer.subarray(5, 1 + buffer.readInt32BE(1))
-        buffer = buffer.subarray(1 + buffer.readInt32BE(1))
+        const body = buffer.subarray(5, end)
+        buffer = buffer.subarray(end)
         if (type === "D") {
           const length = body.readInt32BE(2)
           answers.push(body.subarray(6, 6 + length).toString("utf8"))
