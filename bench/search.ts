@@ -15,6 +15,7 @@
  *   … --embed-threads N   intra-op threads of the embedder (default 1; also the queries' embedding)
  *   … --queries N         N timed queries (default 100); --no-recall skips recall@10
  *   … --ef-search N, --lexical-ranked N   the backend's hnsw.ef_search (400) and full-text sample (300)
+ *   … --apertium DIR|none Apertium's data folder for translated questions (default /usr/share/apertium, as the service)
  *   … --explain           with --data: EXPLAIN ANALYZE of the full-text and vector queries
  *   … --no-prewarm-wait   measure at once instead of after the embedded database's cache prewarm
  *
@@ -65,6 +66,7 @@ import { cutPassages } from "../search/Passages.ts"
 import { EF_SEARCH, PostgresSearchBackend } from "../search/PostgresSearchBackend.ts"
 import { type PassageDocument, SearchBackend } from "../search/SearchBackend.ts"
 import { defaultMinRelevance as DEFAULT_MIN_RELEVANCE } from "../src/contract/api/SearchApi.ts"
+import { QueryTranslator } from "../search/QueryTranslator.ts"
 import { SearchIndex } from "../search/SearchIndex.ts"
 import { qualityLibrary } from "../test/search/library.ts"
 import { sentences, transcriptOf, withoutPgvector } from "../test/search/support.ts"
@@ -91,6 +93,8 @@ const questions = [
   "who is the scientist on the show",
   "how much land can a single bad night take away",
   "¿Dónde puedo comprar verduras frescas de la zona?",
+  // Cross-lingual (session 14): searched again in English through Apertium when installed.
+  "¿Cuántos metros de acantilado pierde la costa cada año?",
   "stock market crash in Tokyo",
   "how do I reset my router password",
   "what is the recipe for chocolate cake",
@@ -577,7 +581,10 @@ const embedder = Embedder.layer({ modelsDir, threads: embedThreads }).pipe(
   Layer.provide(OnnxRuntime.layer({ threads: embedThreads, idleUnloadMs: 60_000 }))
 )
 const exact = process.argv.includes("--exact")
+// As the service: Apertium's English–Spanish pair when installed under this folder, `none` for none.
+const apertiumDir = arg("--apertium") ?? "/usr/share/apertium"
 const layer = SearchIndex.layer.pipe(
+  Layer.provideMerge(apertiumDir === "none" ? QueryTranslator.layerNone : QueryTranslator.layer({ dir: apertiumDir })),
   Layer.provideMerge(PostgresSearchBackend.layer({
     efSearch: arg("--ef-search") === undefined ? undefined : Number(arg("--ef-search")),
     lexicalRanked: arg("--lexical-ranked") === undefined ? undefined : Number(arg("--lexical-ranked"))

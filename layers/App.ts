@@ -54,6 +54,7 @@ import { JobInsights } from "../services/insights/JobInsights.ts"
 import { InsightsHandlers } from "../src/http/InsightsHandlers.ts"
 import { MeiliSearchBackend } from "../search/MeiliSearchBackend.ts"
 import { PostgresSearchBackend } from "../search/PostgresSearchBackend.ts"
+import { QueryTranslator } from "../search/QueryTranslator.ts"
 import { SearchIndex } from "../search/SearchIndex.ts"
 import { ClipDiscovery } from "../services/search-index/ClipDiscovery.ts"
 import { IndexTask } from "../services/search-index/IndexTask.ts"
@@ -138,10 +139,15 @@ export const DomainLayer = Layer.mergeAll(
 /**
  * Library search: `SearchIndex` over Meilisearch when `MEILI_URL` is set (the server must answer
  * at start), else over the database (pgvector + full text, migration 0006); MiniLM from
- * `VERBATIM_MODELS_DIR`, loaded on first use. Also provides the `Embedder` (clip candidates).
+ * `VERBATIM_MODELS_DIR`, loaded on first use; questions also searched in translation through
+ * Apertium when `VERBATIM_APERTIUM_DIR` holds its English–Spanish pair. Also provides the
+ * `Embedder` (clip candidates).
  */
 export const SearchLayer = SearchIndex.layer.pipe(
   Layer.provideMerge(Layer.unwrap(SpeechConfig.useSync((config) => LibraryEmbedder.layer({ modelsDir: config.modelsDir })))),
+  Layer.provide(Layer.unwrap(SearchConfig.useSync((config) =>
+    config.apertiumDir === "none" ? QueryTranslator.layerNone : QueryTranslator.layer({ dir: config.apertiumDir })
+  ))),
   Layer.provideMerge(Layer.unwrap(SearchConfig.useSync((config) =>
     Option.isSome(config.meiliUrl)
       ? MeiliSearchBackend.layer({

@@ -5,6 +5,7 @@
  */
 import { Layer, Option } from "effect"
 import { PostgresSearchBackend } from "../search/PostgresSearchBackend.ts"
+import { QueryTranslator } from "../search/QueryTranslator.ts"
 import { SearchIndex } from "../search/SearchIndex.ts"
 import { DatabaseConfig } from "../services/config/DatabaseConfig.ts"
 import { InsightsConfig } from "../services/config/InsightsConfig.ts"
@@ -31,6 +32,11 @@ export interface LibraryOptions {
   readonly modelsUrl?: string
   /** Where the local search library's embedded database lives (`index`/`search`). Default `./verbatim-library`. */
   readonly dataDir?: string
+  /**
+   * Apertium's data folder: with its English–Spanish pair there, a question in one language is
+   * also searched in the other. Default `/usr/share/apertium` (Debian's); `none` turns it off.
+   */
+  readonly apertiumDir?: string
 }
 
 const speech = (options: LibraryOptions) => {
@@ -62,6 +68,9 @@ export const localLibraryLayer = (options: LibraryOptions = {}) =>
     Layer.provide(SearchIndex.layer),
     Layer.provide(Layer.mergeAll(
       PostgresSearchBackend.layer(),
+      (options.apertiumDir ?? "/usr/share/apertium") === "none"
+        ? QueryTranslator.layerNone
+        : QueryTranslator.layer({ dir: options.apertiumDir ?? "/usr/share/apertium" }),
       Layer.unwrap(SpeechConfig.useSync((config) => LibraryEmbedder.layer({ modelsDir: config.modelsDir, threads: config.threads })))
     )),
     Layer.provide(DatabaseLayer),

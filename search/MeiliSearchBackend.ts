@@ -132,7 +132,15 @@ export const MeiliSearchBackend = {
           }))
         })
 
-        return SearchBackend.of({ replaceJob, removeJob, candidates })
+        // Meilisearch filters a hybrid search by language itself: whether there is any is enough.
+        const languageJobs = Effect.fn("SearchBackend.languageJobs")(function*(accountId: string, language: string, _atMost: number) {
+          const response = yield* call(() =>
+            index.search("", { filter: [`account_id = ${quoted(accountId)}`, `language = ${quoted(language)}`], limit: 1, attributesToRetrieve: ["job_id"] })
+          )
+          return { jobIds: [], more: response.hits.length > 0 }
+        })
+
+        return SearchBackend.of({ replaceJob, removeJob, candidates, languageJobs })
       })
     )
 }

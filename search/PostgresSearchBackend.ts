@@ -475,7 +475,26 @@ export const PostgresSearchBackend = {
           Effect.orDie
         )
 
-        return SearchBackend.of({ replaceJob, removeJob, candidates })
+        // A skip scan of the (account_id, language, job_id) index (migration 0022): one probe
+        // per job, whatever the number of passages.
+        const languageJobs = Effect.fn("SearchBackend.languageJobs")(
+          function*(accountId: string, language: string, atMost: number) {
+            const rows = yield* sql<{ job_id: string }>`WITH RECURSIVE jobs AS (
+                (SELECT job_id FROM search_passages WHERE account_id = ${accountId} AND language = ${language}
+                  ORDER BY job_id LIMIT 1)
+                UNION ALL
+                SELECT (SELECT p.job_id FROM search_passages p
+                  WHERE p.account_id = ${accountId} AND p.language = ${language} AND p.job_id > jobs.job_id
+                  ORDER BY p.job_id LIMIT 1)
+                FROM jobs WHERE jobs.job_id IS NOT NULL
+              )
+              SELECT job_id::text AS job_id FROM jobs WHERE job_id IS NOT NULL LIMIT ${atMost + 1}`
+            return { jobIds: rows.slice(0, atMost).map((r) => r.job_id), more: rows.length > atMost }
+          },
+          Effect.orDie
+        )
+
+        return SearchBackend.of({ replaceJob, removeJob, candidates, languageJobs })
       })
     )
 }

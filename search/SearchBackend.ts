@@ -79,10 +79,21 @@ export interface Candidate {
   readonly cosine?: number | undefined
 }
 
+export interface LanguageJobs {
+  readonly jobIds: ReadonlyArray<string>
+  readonly more: boolean
+}
+
 export class SearchBackend extends Context.Service<SearchBackend, {
   /** Replaces every passage of the job (a re-index after a correction is the same call). */
   replaceJob(accountId: string, jobId: string, meta: JobMeta, documents: ReadonlyArray<PassageDocument>): Effect.Effect<void>
   removeJob(jobId: string): Effect.Effect<void>
   /** The account's passages best matching the query, best first, never another account's. */
   candidates(query: CandidateQuery): Effect.Effect<ReadonlyArray<Candidate>>
+  /**
+   * The account's jobs with passages in this language (ISO 639-1), at most `atMost` of them;
+   * `more` when there may be others (a backend that does not list them says `more` with none).
+   * A question is searched in translation only where there is something in the other language.
+   */
+  languageJobs(accountId: string, language: string, atMost: number): Effect.Effect<LanguageJobs>
 }>()("verbatim/search/SearchBackend") {}

@@ -8,11 +8,12 @@
  * ranking restricted to the same jobs picks the moment inside each window. Hits
  * overlapping in time within one job are merged. `score` is that fused reciprocal-rank score: comparable within one answer only.
  */
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { Transcript } from "../src/contract/domain/Transcript.ts"
 import { Embedder } from "./Embedder.ts"
-import { foldedWords, type Highlight, highlights, queryTerms, termMatches } from "./Highlights.ts"
+import { foldedWords, foldWord, type Highlight, highlights, queryTerms, questionLanguage, termMatches } from "./Highlights.ts"
 import { cutPassages, type Moment } from "./Passages.ts"
+import { QueryTranslator } from "./QueryTranslator.ts"
 import { relevanceOf } from "./Relevance.ts"
 import { type Candidate, type JobMeta, SearchBackend } from "./SearchBackend.ts"
 
@@ -21,6 +22,11 @@ export const DEFAULT_LIMIT = 10
 export const MAX_LIMIT = 50
 /** Passages ranked before narrowing to moments. */
 const CANDIDATES = 40
+/**
+ * Up to this many recordings in the other language, a translated question is searched among
+ * them by name (see `questionVariants`).
+ */
+const TRANSLATED_JOBS = 200
 /** Segments ranked to choose the moment inside the candidate windows. */
 const MOMENT_CANDIDATES = 100
 
@@ -159,6 +165,23 @@ export const mergeMoments = (
   })
 }
 
+/**
+ * The hits of the question's wordings (as asked, translated) as one answer, best first: hits
+ * of one job overlapping in time are one, the one more relevant to its wording, at the better
+ * of their scores. Each wording's relevance is on the same scale (its own language's
+ * midpoint), so the better one is the evidence that the moment answers the question.
+ */
+export const mergeVariants = (lists: ReadonlyArray<ReadonlyArray<SearchHit>>, limit: number): Array<SearchHit> => {
+  if (lists.length === 1) return [...lists[0]!].sort((a, b) => b.score - a.score).slice(0, limit)
+  const kept: Array<SearchHit> = []
+  for (const hit of lists.flat().sort((a, b) => b.score - a.score)) {
+    const at = kept.findIndex((k) => k.job_id === hit.job_id && hit.start < k.end && hit.end > k.start)
+    if (at < 0) kept.push(hit)
+    else if (hit.relevance > kept[at]!.relevance) kept[at] = { ...hit, score: kept[at]!.score }
+  }
+  return kept.sort((a, b) => b.score - a.score).slice(0, limit)
+}
+
 export class SearchIndex extends Context.Service<SearchIndex, {
   /** Cuts, embeds and stores the job's passages, replacing any it had. Returns how many. */
   indexJob(accountId: string, jobId: string, meta: JobMeta, transcript: Transcript): Effect.Effect<number>
@@ -172,6 +195,8 @@ export class SearchIndex extends Context.Service<SearchIndex, {
     Effect.gen(function*() {
       const backend = yield* SearchBackend
       const embedder = yield* Embedder
+      // Optional: without one, questions are searched as asked.
+      const translator = yield* Effect.serviceOption(QueryTranslator)
 
       const indexJob = Effect.fn("SearchIndex.indexJob")(
         function*(accountId: string, jobId: string, meta: JobMeta, transcript: Transcript) {
@@ -195,11 +220,47 @@ export class SearchIndex extends Context.Service<SearchIndex, {
         if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
           return yield* new InvalidSearchQuery({ message: `limit must be an integer from 1 to ${MAX_LIMIT}` })
         }
-        const [vector] = yield* embedder.embed([q])
+        const variants = yield* questionVariants(q, request)
+        const vectors = yield* embedder.embed(variants.map((v) => v.q))
+        const lists = yield* Effect.forEach(variants, (variant, i) => rankHits(variant.q, vectors[i]!, variant.request, limit))
+        const minRelevance = request.minRelevance ?? 0
+        return mergeVariants(lists, limit).filter((h) => h.relevance >= minRelevance)
+      })
+
+      /**
+       * The question as asked, and its translation when a translator is configured, the question
+       * is recognisably English or Spanish and the account has recordings in the other language:
+       * the translation is searched among those recordings only. The embedder is English-only:
+       * "¿Cuántos metros de acantilado pierde la costa cada año?" shares no word with "…we lose
+       * about two meters of cliff every year" and its cosine says nothing; "How many metres of
+       * cliff loses the coast every year?" finds it.
+       */
+      const questionVariants = Effect.fn("SearchIndex.questionVariants")(function*(q: string, request: SearchRequest) {
+        const asked: Array<{ readonly q: string; readonly request: SearchRequest }> = [{ q, request }]
+        const language = questionLanguage(q)
+        const other = language === "es" ? "en" : language === "en" ? "es" : undefined
+        if (Option.isNone(translator) || language === undefined || other === undefined) return asked
+        if (!translator.value.directions.some((d) => d.from === language && d.to === other)) return asked
+        // A search restricted to the question's own language has nothing to find in the other.
+        if (request.language !== undefined && request.language !== other) return asked
+        const inOther = yield* backend.languageJobs(request.accountId, other, TRANSLATED_JOBS)
+        // Named jobs: a few in the other language are ranked exactly (a filtered HNSW walk for
+        // a rare language reads far into the graph); many are left to the language filter.
+        const jobIds = inOther.more
+          ? request.jobIds
+          : inOther.jobIds.filter((id) => request.jobIds === undefined || request.jobIds.includes(id))
+        if (jobIds !== undefined && jobIds.length === 0) return asked
+        const translated = yield* translator.value.translate(q, language, other)
+        if (translated === undefined || foldWord(translated) === foldWord(q)) return asked
+        return [...asked, { q: translated, request: { ...request, language: other, jobIds } }]
+      })
+
+      /** One wording's hits, ranked and weighed by their relevance to that wording, before `min_relevance`. */
+      const rankHits = Effect.fn("SearchIndex.rankHits")(function*(q: string, vector: Float32Array, request: SearchRequest, limit: number) {
         const base = {
           accountId: request.accountId,
           q,
-          vector: vector!,
+          vector,
           jobIds: request.jobIds,
           excludeJobIds: request.excludeJobIds,
           language: request.language,
@@ -279,8 +340,7 @@ export class SearchIndex extends Context.Service<SearchIndex, {
           ...liftingQuestions.filter((t): t is string => t !== undefined)
         ])).filter((text) => !known.has(text))
         const vectors = yield* embedder.embed(unknown)
-        unknown.forEach((text, i) => known.set(text, dot(vector!, vectors[i]!)))
-        const minRelevance = request.minRelevance ?? 0
+        unknown.forEach((text, i) => known.set(text, dot(vector, vectors[i]!)))
         // The final order weighs the rank score by the hit's own relevance: a moment ranked on
         // a window it sits in goes below a hit that itself says what was asked ("who researches
         // sleep": the opening naming the sleep researcher, not the answer to a question about
@@ -301,8 +361,6 @@ export class SearchIndex extends Context.Service<SearchIndex, {
               : Math.max(relevance, QUESTION_FACTOR * relevanceOf(q, question, known.get(question)!))
             return { ...h, relevance, score: h.score * (RELEVANCE_BASE + weight) }
           })
-          .sort((a, b) => b.score - a.score)
-          .filter((h) => h.relevance >= minRelevance)
       })
 
       return SearchIndex.of({ indexJob, removeJob, search })

@@ -25,6 +25,7 @@ import taskPayloads from "./migrations/0018_task_payloads.ts"
 import eventOrderMediaRunners from "./migrations/0019_event_order_media_runners.ts"
 import taskProgress from "./migrations/0020_task_progress.ts"
 import webhookTasks from "./migrations/0021_webhook_tasks.ts"
+import searchLanguage from "./migrations/0022_search_language.ts"
 
 const run = Migrator.make({})
 
@@ -48,7 +49,8 @@ export const migrations = Migrator.fromRecord({
   "0018_task_payloads": taskPayloads,
   "0019_event_order_media_runners": eventOrderMediaRunners,
   "0020_task_progress": taskProgress,
-  "0021_webhook_tasks": webhookTasks
+  "0021_webhook_tasks": webhookTasks,
+  "0022_search_language": searchLanguage
 })
 
 export const MigrationsLayer = Layer.effectDiscard(run({ loader: migrations, table: "verbatim_migrations" }))

@@ -62,7 +62,7 @@ it("knows exactly the variables Verbatim has always read, from the area declarat
     "VERBATIM_INSIGHTS_WAIT_SECONDS", "VERBATIM_JOB_STALL_SECONDS", "VERBATIM_JOB_TIMEOUT_SECONDS",
     "VERBATIM_UPLOAD_ORPHAN_SECONDS", "VERBATIM_PAYMENT_PROVIDER", "VERBATIM_PADDLE_WEBHOOK_SECRET",
     "VERBATIM_METRICS", "VERBATIM_METRICS_PORT", "VERBATIM_SHUTDOWN_GRACE_SECONDS",
-    "DATABASE_URL", "MEILI_URL", "MEILI_API_KEY"
+    "DATABASE_URL", "MEILI_URL", "MEILI_API_KEY", "VERBATIM_APERTIUM_DIR"
   ]
   assert.sameMembers([...Configuration.knownVariables], before)
   assert.strictEqual(new Set(Configuration.knownVariables).size, Configuration.knownVariables.length)
@@ -120,7 +120,7 @@ it.effect("each area's defaults, with nothing set", () =>
       llmTimeoutSeconds: 120,
       insightsWaitSeconds: 60
     })
-    assert.deepStrictEqual(get(SearchConfig), { meiliUrl: Option.none(), meiliApiKey: Option.none() })
+    assert.deepStrictEqual(get(SearchConfig), { meiliUrl: Option.none(), meiliApiKey: Option.none(), apertiumDir: "/usr/share/apertium" })
     assert.deepStrictEqual(get(BillingConfig), { paymentProvider: "builtin", paddleWebhookSecret: Option.none() })
   }))
 

@@ -22,6 +22,7 @@ import {
   submitFile,
   waitForJob
 } from "../support/jobsClient.ts"
+import { apertiumInstalled } from "../support/apertium.ts"
 import { startServer, type TestServer } from "../support/server.ts"
 import { makeStandIn, type StandInDirective, tinyWav } from "../support/standInPipeline.ts"
 
@@ -124,6 +125,17 @@ describe("the library index follows the jobs", () => {
     // A threshold above the right hit's relevance leaves it out too.
     expect((await search(keyA, { q: "when does the keeper paint the tower", min_relevance: 1 })).hits
       .filter((h) => h.relevance < 1)).toEqual([])
+  })
+
+  it("answers a question in Spanish about an English recording through its translation (Apertium installed)", async (context) => {
+    if (!apertiumInstalled()) return context.skip()
+    await until(keyA, "when is the tower painted", a, true)
+    const { hits } = await search(keyA, { q: "¿Cuándo se pinta la torre del faro?" })
+    expect(hits[0]!.job_id).toBe(a)
+    expect(hits[0]!.relevance).toBeGreaterThanOrEqual(0.5)
+    // The highlights are the translation's words found in the English text.
+    const highlighted = hits[0]!.highlights.map(([s, e]) => hits[0]!.text.slice(s, e).toLowerCase())
+    expect(highlighted).toEqual(expect.arrayContaining(["lighthouse", "tower"]))
   })
 
   it("never crosses accounts, not even with the other account's job id", async () => {
