@@ -27,6 +27,8 @@ const CANDIDATES = 40
  * them by name (see `questionVariants`).
  */
 const TRANSLATED_JOBS = 200
+/** A translated wording's hits judged back in the question's language (see `Judge`): its best this many. */
+const JUDGED = 3
 /** Segments ranked to choose the moment inside the candidate windows. */
 const MOMENT_CANDIDATES = 100
 
@@ -38,6 +40,29 @@ const QUESTION_FACTOR = 0.75
 /** `score` = fused rank score × (RELEVANCE_BASE + relevance): relevance reorders, rank still counts. */
 const RELEVANCE_BASE = 0.5
 const isQuestion = (m: Moment): boolean => /[?？]["”»]?$/u.test(m.text.trim())
+
+/**
+ * A translated wording's hits are also judged in the question's own language: each hit's text
+ * translated `from` → `to` and compared with the question `q` as asked.
+ */
+interface Judge {
+  readonly q: string
+  readonly from: string
+  readonly to: string
+  /**
+   * The judged relevance replaces the hit's own instead of bettering it: for a Spanish question
+   * about Spanish text, where MiniLM's Spanish cosines separate little (an unrelated Spanish hit
+   * at 0.585 for "¿Quién ganó el mundial de fútbol de 1998?").
+   */
+  readonly replace?: boolean
+}
+
+/** One wording of the question and the request it is searched with. */
+interface Variant {
+  readonly q: string
+  readonly request: SearchRequest
+  readonly judge?: Judge | undefined
+}
 
 export class InvalidSearchQuery extends Schema.TaggedError<InvalidSearchQuery>()("InvalidSearchQuery", {
   message: Schema.String
@@ -221,8 +246,12 @@ export class SearchIndex extends Context.Service<SearchIndex, {
           return yield* new InvalidSearchQuery({ message: `limit must be an integer from 1 to ${MAX_LIMIT}` })
         }
         const variants = yield* questionVariants(q, request)
-        const vectors = yield* embedder.embed(variants.map((v) => v.q))
-        const lists = yield* Effect.forEach(variants, (variant, i) => rankHits(variant.q, vectors[i]!, variant.request, limit))
+        // The question as asked first (a judge compares with it), whether or not it is searched.
+        const texts = Array.from(new Set([q, ...variants.map((v) => v.q)]))
+        const embedded = yield* embedder.embed(texts)
+        const vectorOf = (text: string) => embedded[texts.indexOf(text)]!
+        const lists = yield* Effect.forEach(variants, (variant) =>
+          rankHits(variant.q, vectorOf(variant.q), variant.request, limit, variant.judge === undefined ? undefined : { ...variant.judge, vector: vectorOf(variant.judge.q) }))
         const minRelevance = request.minRelevance ?? 0
         return mergeVariants(lists, limit).filter((h) => h.relevance >= minRelevance)
       })
@@ -236,27 +265,47 @@ export class SearchIndex extends Context.Service<SearchIndex, {
        * cliff loses the coast every year?" finds it.
        */
       const questionVariants = Effect.fn("SearchIndex.questionVariants")(function*(q: string, request: SearchRequest) {
-        const asked: Array<{ readonly q: string; readonly request: SearchRequest }> = [{ q, request }]
+        const asked: Array<Variant> = [{ q, request }]
         const language = questionLanguage(q)
         const other = language === "es" ? "en" : language === "en" ? "es" : undefined
         if (Option.isNone(translator) || language === undefined || other === undefined) return asked
         if (!translator.value.directions.some((d) => d.from === language && d.to === other)) return asked
         // A search restricted to the question's own language has nothing to find in the other.
         if (request.language !== undefined && request.language !== other) return asked
-        const inOther = yield* backend.languageJobs(request.accountId, other, TRANSLATED_JOBS)
-        // Named jobs: a few in the other language are ranked exactly (a filtered HNSW walk for
-        // a rare language reads far into the graph); many are left to the language filter.
-        const jobIds = inOther.more
-          ? request.jobIds
-          : inOther.jobIds.filter((id) => request.jobIds === undefined || request.jobIds.includes(id))
-        if (jobIds !== undefined && jobIds.length === 0) return asked
+        // The jobs of a language: by name when there are few (ranked exactly: a filtered HNSW
+        // walk for a rare language reads far into the graph), else undefined (a language filter).
+        const jobsIn = (language: string) =>
+          Effect.map(backend.languageJobs(request.accountId, language, TRANSLATED_JOBS), (found) =>
+            found.more ? request.jobIds : found.jobIds.filter((id) => request.jobIds === undefined || request.jobIds.includes(id)))
+        const otherJobs = yield* jobsIn(other)
+        if (otherJobs !== undefined && otherJobs.length === 0) return asked
         const translated = yield* translator.value.translate(q, language, other)
         if (translated === undefined || foldWord(translated) === foldWord(q)) return asked
-        return [...asked, { q: translated, request: { ...request, language: other, jobIds } }]
+        // The other way too when it can: a Spanish hit for an English question is judged by its
+        // English translation against the question as asked (MiniLM separates English from
+        // English; Spanish questions from Spanish text it hardly does, see search/README.md).
+        const back = translator.value.directions.some((d) => d.from === other && d.to === language)
+        const judge = back && language === "en" ? { q, from: other, to: language } : undefined
+        const translation: Variant = { q: translated, request: { ...request, language: other, jobIds: otherJobs }, judge }
+        // The question as asked, then, among its own language's recordings when they are few
+        // (measured at 100k English passages: a Spanish question ranked over the whole library and
+        // then again translated took 87–97 ms, median); all of them otherwise. A job without a
+        // language is then found through the translation only if it is in the other language.
+        const ownJobs = yield* jobsIn(language)
+        if (ownJobs !== undefined && ownJobs.length === 0) return [translation]
+        // A Spanish question's own hits are judged in English: the question's translation against theirs.
+        const ownJudge = language === "es" && back ? { q: translated, from: language, to: other, replace: true } : undefined
+        return [{ q, request: ownJobs === undefined ? request : { ...request, jobIds: ownJobs }, judge: ownJudge }, translation]
       })
 
       /** One wording's hits, ranked and weighed by their relevance to that wording, before `min_relevance`. */
-      const rankHits = Effect.fn("SearchIndex.rankHits")(function*(q: string, vector: Float32Array, request: SearchRequest, limit: number) {
+      const rankHits = Effect.fn("SearchIndex.rankHits")(function*(
+        q: string,
+        vector: Float32Array,
+        request: SearchRequest,
+        limit: number,
+        judge?: Judge & { readonly vector: Float32Array }
+      ) {
         const base = {
           accountId: request.accountId,
           q,
@@ -352,9 +401,24 @@ export class SearchIndex extends Context.Service<SearchIndex, {
         // signed up…" 0.126). Undiscounted, the question's 0.989 lifted "The body clock expects
         // darkness…" (0.747) above the opening that names the sleep researcher (0.984).
         // The `relevance` returned (and `min_relevance`) stays the hit's own.
+        // A translated wording's hits, also judged in the question's own language (see `Judge`).
+        const judged: Array<number | undefined> = []
+        if (judge !== undefined && Option.isSome(translator)) {
+          // The best few only: each costs a translation and an embedding (~4 ms).
+          const best = [...hits].sort((a, b) => b.score - a.score).slice(0, JUDGED)
+          const translations = yield* Effect.forEach(hits, (h) =>
+            best.includes(h) ? translator.value.translate(h.text, judge.from, judge.to) : Effect.succeed(undefined), { concurrency: "unbounded" })
+          const texts = translations.filter((t): t is string => t !== undefined)
+          const embedded = yield* embedder.embed(texts)
+          hits.forEach((h, i) => {
+            const text = translations[i]
+            judged[i] = text === undefined ? undefined : relevanceOf(judge.q, text, dot(judge.vector, embedded[texts.indexOf(text)]!), h.speaker)
+          })
+        }
         return hits
           .map((h, i) => {
-            const relevance = relevanceOf(q, h.text, known.get(h.text)!, h.speaker)
+            const own = relevanceOf(q, h.text, known.get(h.text)!, h.speaker)
+            const relevance = judged[i] === undefined ? own : judge?.replace === true ? judged[i] : Math.max(own, judged[i])
             const question = liftingQuestions[i]
             const weight = question === undefined
               ? relevance
