@@ -57,6 +57,7 @@ import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { DatabaseLayer } from "../layers/Database.ts"
 import { BufferPrewarm } from "../services/db/BufferPrewarm.ts"
+import { HNSW_OPTIONS } from "../services/db/migrations/0023_hnsw_build.ts"
 import { socketPathFor } from "../services/db/EmbeddedPostgres.ts"
 import { OnnxRuntime } from "../pipeline/onnx/OnnxRuntime.ts"
 import { DatabaseConfig } from "../services/config/DatabaseConfig.ts"
@@ -468,7 +469,7 @@ const program = Effect.gen(function*() {
       const memory = databaseUrl !== undefined && bulk > 200_000 ? "3GB" : "512MB"
       yield* sql.withTransaction(Effect.gen(function*() {
         yield* sql`SELECT set_config('maintenance_work_mem', ${memory}, true)`
-        yield* sql`CREATE INDEX search_passages_embedding ON search_passages USING hnsw (embedding vector_cosine_ops)`
+        yield* sql.unsafe(`CREATE INDEX search_passages_embedding ON search_passages USING hnsw (embedding vector_cosine_ops) WITH (${HNSW_OPTIONS})`)
       })).pipe(Effect.orDie)
     }
     const hnswSeconds = (performance.now() - hnswStarted) / 1000

@@ -73,7 +73,9 @@ const LIST_DEPTH = 50
  * nearest for some questions (windows overlap their segments, so the graph holds many
  * near-duplicates) and recall@10 of the whole search against the exact reference was 0.760;
  * 200: 0.900; 400: 0.955 (1.000 of the hits a caller gets at the default min_relevance).
- * Cost at 400: search p50 36 → 50 ms, p99 61 → 83 ms (300 queries).
+ * Cost at 400: search p50 36 → 50 ms, p99 61 → 83 ms (300 queries). On another corpus (session
+ * 14) 400 was not enough with the default build, whatever the ef_search short of 1000: the graph
+ * itself missed a small topic; the index is built with ef_construction 128 since (migration 0023).
  */
 export const EF_SEARCH = 400
 

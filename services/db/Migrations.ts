@@ -26,6 +26,7 @@ import eventOrderMediaRunners from "./migrations/0019_event_order_media_runners.
 import taskProgress from "./migrations/0020_task_progress.ts"
 import webhookTasks from "./migrations/0021_webhook_tasks.ts"
 import searchLanguage from "./migrations/0022_search_language.ts"
+import hnswBuild from "./migrations/0023_hnsw_build.ts"
 
 const run = Migrator.make({})
 
@@ -50,7 +51,8 @@ export const migrations = Migrator.fromRecord({
   "0019_event_order_media_runners": eventOrderMediaRunners,
   "0020_task_progress": taskProgress,
   "0021_webhook_tasks": webhookTasks,
-  "0022_search_language": searchLanguage
+  "0022_search_language": searchLanguage,
+  "0023_hnsw_build": hnswBuild
 })
 
 export const MigrationsLayer = Layer.effectDiscard(run({ loader: migrations, table: "verbatim_migrations" }))
