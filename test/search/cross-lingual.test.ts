@@ -14,7 +14,7 @@ import { SearchBackend } from "../../search/SearchBackend.ts"
 import { SearchIndex } from "../../search/SearchIndex.ts"
 import { defaultMinRelevance } from "../../src/contract/api/SearchApi.ts"
 import { apertiumDir, apertiumRuns } from "../support/apertium.ts"
-import { type Case, cases, qualityLibrary, recordingsSaying, unanswerable } from "./library.ts"
+import { type Case, cases, indexQualityLibrary, qualityLibrary, recordingsSaying, unanswerable } from "./library.ts"
 import { embedderLayer, testDatabase } from "./support.ts"
 
 /** The Spanish wording of each English case (bench/multilingual's pairs), and the reverse. */
@@ -77,14 +77,18 @@ describe("cross-lingual search", () => {
         return top !== undefined && recordingsSaying(c.recording).includes(ids.get(top.job_id)!) && top.text.includes(c.moment)
       })
 
+    /** The cases whose other-language wording the search without a translator finds first. */
+    const foundUntranslated = (translating: SearchIndex["Service"], among: ReadonlyArray<Case>) =>
+      Effect.gen(function*() {
+        const plain = yield* SearchIndex
+        expect(plain).not.toBe(translating)
+        return yield* Effect.filter(among, (c) => foundFirst(plain, spanish[c.q]!, c))
+      }).pipe(Effect.provide(untranslated))
+
     it.effect("indexes the quality library (English and Spanish recordings)", () =>
       Effect.gen(function*() {
         const index = yield* SearchIndex
-        for (const item of qualityLibrary) {
-          const jobId = randomUUID()
-          ids.set(jobId, item.filename)
-          yield* index.indexJob(accountId, jobId, { filename: item.filename, language: item.language, created_at: new Date() }, item.transcript)
-        }
+        for (const [jobId, filename] of yield* indexQualityLibrary(index.indexJob, accountId)) ids.set(jobId, filename)
         expect(ids.size).toBe(qualityLibrary.length)
       }))
 
@@ -111,12 +115,7 @@ describe("cross-lingual search", () => {
         expect(found.length, found.map((c) => spanish[c.q]).join(" / ")).toBeGreaterThanOrEqual(SPANISH_ABOUT_ENGLISH)
         // The cliff question shares no word with its answer: only its translation finds it.
         expect(found.map((c) => c.q)).toContain("how fast is the shoreline retreating each year")
-        const before = yield* Effect.gen(function*() {
-          const plain = yield* SearchIndex
-          expect(plain).not.toBe(index)
-          return yield* Effect.filter(spanishAboutEnglish, (c) => foundFirst(plain, spanish[c.q]!, c))
-        }).pipe(Effect.provide(untranslated))
-        expect(before.length).toBe(0)
+        expect((yield* foundUntranslated(index, spanishAboutEnglish)).length).toBe(0)
       }))
 
     it.effect("English questions about the Spanish recording find it first (2 of 2; none untranslated)", () =>
@@ -126,11 +125,7 @@ describe("cross-lingual search", () => {
         expect(englishAboutSpanish.length).toBe(2)
         for (const c of englishAboutSpanish) expect(yield* foundFirst(index, spanish[c.q]!, c), spanish[c.q]).toBe(true)
         // Untranslated, "what day does the market open" meets "Marketing will move…" first.
-        const before = yield* Effect.gen(function*() {
-          const plain = yield* SearchIndex
-          return yield* Effect.filter(englishAboutSpanish, (c) => foundFirst(plain, spanish[c.q]!, c))
-        }).pipe(Effect.provide(untranslated))
-        expect(before.length).toBe(0)
+        expect((yield* foundUntranslated(index, englishAboutSpanish)).length).toBe(0)
       }))
 
     it.effect("questions in a recording's own language are answered as before, the right moment first", () =>

@@ -11,7 +11,7 @@ import { randomUUID } from "node:crypto"
 import { PostgresSearchBackend } from "../../search/PostgresSearchBackend.ts"
 import { SearchIndex } from "../../search/SearchIndex.ts"
 import { defaultMinRelevance } from "../../src/contract/api/SearchApi.ts"
-import { cases, NO_HIT_RATE, qualityLibrary, recordingsSaying, unanswerable } from "./library.ts"
+import { cases, indexQualityLibrary, NO_HIT_RATE, qualityLibrary, recordingsSaying, unanswerable } from "./library.ts"
 import { embedderLayer, testDatabase } from "./support.ts"
 
 
@@ -32,11 +32,7 @@ describe("library search quality", () => {
     it.effect("indexes every shared/media transcript and the decoys", () =>
       Effect.gen(function*() {
         const index = yield* SearchIndex
-        for (const item of qualityLibrary) {
-          const jobId = randomUUID()
-          ids.set(jobId, item.filename)
-          yield* index.indexJob(accountId, jobId, { filename: item.filename, language: item.language, created_at: new Date() }, item.transcript)
-        }
+        for (const [jobId, filename] of yield* indexQualityLibrary(index.indexJob, accountId)) ids.set(jobId, filename)
         expect(ids.size).toBe(qualityLibrary.length)
       }))
 

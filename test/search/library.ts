@@ -3,6 +3,8 @@
  * shared/media (sentence by sentence with times proportional to length; a08 by its
  * timed turns) and decoy recordings on neighbouring topics.
  */
+import { Effect } from "effect"
+import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { Transcript } from "../../src/contract/domain/Transcript.ts"
@@ -143,3 +145,21 @@ export const unanswerable: ReadonlyArray<string> = [
   "¿Cuál es la capital de Australia?"
 ]
 export const NO_HIT_RATE = 5 / 6
+
+/**
+ * Indexes every item of `qualityLibrary` for the account under a new job id each, through
+ * `index` (a `SearchIndex`); returns job id → filename.
+ */
+export const indexQualityLibrary = <E, R>(
+  indexJob: (accountId: string, jobId: string, meta: { filename: string; language: string; created_at: Date }, transcript: Transcript) => Effect.Effect<number, E, R>,
+  accountId: string
+): Effect.Effect<Map<string, string>, E, R> =>
+  Effect.gen(function*() {
+    const ids = new Map<string, string>()
+    for (const item of qualityLibrary) {
+      const jobId = randomUUID()
+      ids.set(jobId, item.filename)
+      yield* indexJob(accountId, jobId, { filename: item.filename, language: item.language, created_at: new Date() }, item.transcript)
+    }
+    return ids
+  })
