@@ -274,8 +274,8 @@ export class SearchIndex extends Context.Service<SearchIndex, {
         if (request.language !== undefined && request.language !== other) return asked
         // The jobs of a language: by name when there are few (ranked exactly: a filtered HNSW
         // walk for a rare language reads far into the graph), else undefined (a language filter).
-        const jobsIn = (language: string) =>
-          Effect.map(backend.languageJobs(request.accountId, language, TRANSLATED_JOBS), (found) =>
+        const jobsIn = (jobsLanguage: string) =>
+          Effect.map(backend.languageJobs(request.accountId, jobsLanguage, TRANSLATED_JOBS), (found) =>
             found.more ? request.jobIds : found.jobIds.filter((id) => request.jobIds === undefined || request.jobIds.includes(id)))
         const otherJobs = yield* jobsIn(other)
         if (otherJobs !== undefined && otherJobs.length === 0) return asked
@@ -289,12 +289,13 @@ export class SearchIndex extends Context.Service<SearchIndex, {
         const translation: Variant = { q: translated, request: { ...request, language: other, jobIds: otherJobs }, judge }
         // The question as asked, then, among its own language's recordings when they are few
         // (measured at 100k English passages: a Spanish question ranked over the whole library and
-        // then again translated took 87–97 ms, median); all of them otherwise. A job without a
-        // language is then found through the translation only if it is in the other language.
+        // then again translated took 87–97 ms, median); all of them otherwise. A job stored
+        // without a language is then left out of both wordings.
         const ownJobs = yield* jobsIn(language)
         if (ownJobs !== undefined && ownJobs.length === 0) return [translation]
-        // A Spanish question's own hits are judged in English: the question's translation against theirs.
-        const ownJudge = language === "es" && back ? { q: translated, from: language, to: other, replace: true } : undefined
+        // A Spanish question's own hits are judged in English (the direction just used): the
+        // question's translation against theirs.
+        const ownJudge = language === "es" ? { q: translated, from: language, to: other, replace: true } : undefined
         return [{ q, request: ownJobs === undefined ? request : { ...request, jobIds: ownJobs }, judge: ownJudge }, translation]
       })
 
