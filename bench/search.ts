@@ -583,9 +583,8 @@ const embedder = Embedder.layer({ modelsDir, threads: embedThreads }).pipe(
 )
 const exact = process.argv.includes("--exact")
 // As the service: Apertium's English–Spanish pair when installed under this folder, `none` for none.
-const apertiumDir = arg("--apertium") ?? "/usr/share/apertium"
 const layer = SearchIndex.layer.pipe(
-  Layer.provideMerge(apertiumDir === "none" ? QueryTranslator.layerNone : QueryTranslator.layer({ dir: apertiumDir })),
+  Layer.provideMerge(QueryTranslator.layerFor(arg("--apertium") ?? QueryTranslator.defaultDir)),
   Layer.provideMerge(PostgresSearchBackend.layer({
     efSearch: arg("--ef-search") === undefined ? undefined : Number(arg("--ef-search")),
     lexicalRanked: arg("--lexical-ranked") === undefined ? undefined : Number(arg("--lexical-ranked"))

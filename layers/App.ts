@@ -145,9 +145,7 @@ export const DomainLayer = Layer.mergeAll(
  */
 export const SearchLayer = SearchIndex.layer.pipe(
   Layer.provideMerge(Layer.unwrap(SpeechConfig.useSync((config) => LibraryEmbedder.layer({ modelsDir: config.modelsDir })))),
-  Layer.provide(Layer.unwrap(SearchConfig.useSync((config) =>
-    config.apertiumDir === "none" ? QueryTranslator.layerNone : QueryTranslator.layer({ dir: config.apertiumDir })
-  ))),
+  Layer.provide(Layer.unwrap(SearchConfig.useSync((config) => QueryTranslator.layerFor(config.apertiumDir)))),
   Layer.provideMerge(Layer.unwrap(SearchConfig.useSync((config) =>
     Option.isSome(config.meiliUrl)
       ? MeiliSearchBackend.layer({

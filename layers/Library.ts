@@ -68,9 +68,7 @@ export const localLibraryLayer = (options: LibraryOptions = {}) =>
     Layer.provide(SearchIndex.layer),
     Layer.provide(Layer.mergeAll(
       PostgresSearchBackend.layer(),
-      (options.apertiumDir ?? "/usr/share/apertium") === "none"
-        ? QueryTranslator.layerNone
-        : QueryTranslator.layer({ dir: options.apertiumDir ?? "/usr/share/apertium" }),
+      QueryTranslator.layerFor(options.apertiumDir ?? QueryTranslator.defaultDir),
       Layer.unwrap(SpeechConfig.useSync((config) => LibraryEmbedder.layer({ modelsDir: config.modelsDir, threads: config.threads })))
     )),
     Layer.provide(DatabaseLayer),

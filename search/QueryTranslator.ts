@@ -2,7 +2,8 @@
  * Translates a search question into another language, so that a question in Spanish finds an
  * English recording (and back) through the English-only embedder's own language. Rule-based
  * Apertium, run natively when installed (`apt-get install apertium apertium-eng-spa`): one
- * process pipeline per direction, started with the layer and kept warm (see ApertiumPipeline.ts).
+ * process pipeline per direction, started on its first question and kept warm (see
+ * ApertiumPipeline.ts).
  *
  * Translation is best effort: a direction that is not installed, a pipeline that died or did
  * not answer within `timeoutMillis` gives `undefined`, and the search goes on with the question
@@ -20,6 +21,12 @@ export class QueryTranslator extends Context.Service<QueryTranslator, {
   /** `text` in `to`, or undefined (direction not available, pipeline failed or slow). */
   translate(text: string, from: string, to: string): Effect.Effect<string | undefined>
 }>()("verbatim/search/QueryTranslator") {
+  /** Debian's Apertium folder: the service's and the library's default. */
+  static readonly defaultDir = "/usr/share/apertium"
+
+  /** The setting's layer: `none` → `layerNone`, else Apertium under that folder. */
+  static readonly layerFor = (dir: string) => dir === "none" ? QueryTranslator.layerNone : QueryTranslator.layer({ dir })
+
   /** No translation: questions are searched as asked. */
   static readonly layerNone = Layer.succeed(QueryTranslator, QueryTranslator.of({ directions: [], translate: () => Effect.void.pipe(Effect.as(undefined)) }))
 

@@ -405,14 +405,14 @@ export class SearchIndex extends Context.Service<SearchIndex, {
         // A translated wording's hits, also judged in the question's own language (see `Judge`).
         const judged: Array<number | undefined> = []
         if (judge !== undefined && Option.isSome(translator)) {
-          // The best few only: each costs a translation and an embedding (~4 ms).
-          const best = [...hits].sort((a, b) => b.score - a.score).slice(0, JUDGED)
-          const translations = yield* Effect.forEach(hits, (h) =>
-            best.includes(h) ? translator.value.translate(h.text, judge.from, judge.to) : Effect.succeed(undefined), { concurrency: "unbounded" })
+          // The best few only (`hits` is best first): each costs a translation and an embedding (~4 ms).
+          const translations = yield* Effect.forEach(hits.slice(0, JUDGED), (h) => translator.value.translate(h.text, judge.from, judge.to), {
+            concurrency: "unbounded"
+          })
           const texts = translations.filter((t): t is string => t !== undefined)
           const embedded = yield* embedder.embed(texts)
-          hits.forEach((h, i) => {
-            const text = translations[i]
+          translations.forEach((text, i) => {
+            const h = hits[i]!
             judged[i] = text === undefined ? undefined : relevanceOf(judge.q, text, dot(judge.vector, embedded[texts.indexOf(text)]!), h.speaker)
           })
         }
