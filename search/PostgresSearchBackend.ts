@@ -13,6 +13,7 @@ import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { EMBEDDING_DIMENSIONS } from "./Embedder.ts"
 import { foldWord, queryTerms, questionLanguage, termMatches, wordPattern } from "./Highlights.ts"
+import { HALF_EMBEDDING, isHalfIndex } from "./HnswIndex.ts"
 import type { Moment } from "./Passages.ts"
 import { type Candidate, type CandidateQuery, type JobMeta, type PassageDocument, passageRecord, SearchBackend, type StoredPassage } from "./SearchBackend.ts"
 
@@ -220,6 +221,15 @@ export const PostgresSearchBackend = {
         const [column] = yield* sql<{ udt_name: string }>`SELECT udt_name FROM information_schema.columns
           WHERE table_name = 'search_passages' AND column_name = 'embedding'`.pipe(Effect.orDie)
         const pgvector = column?.udt_name === "vector"
+        // Which HNSW index the migrations built: over the embeddings at half precision (0024, a
+        // server) or as stored (0023, PGlite). The vector list orders by the index's own expression.
+        const [index] = yield* sql<{ indexdef: string }>`SELECT indexdef FROM pg_indexes
+          WHERE tablename = 'search_passages' AND indexname = 'search_passages_embedding'`.pipe(Effect.orDie)
+        const halfIndex = isHalfIndex(index?.indexdef)
+        const nearest = (vector: Float32Array) =>
+          halfIndex
+            ? sql`${sql.literal(HALF_EMBEDDING)} <=> ${vectorLiteral(vector)}::halfvec(384)`
+            : sql`embedding <=> ${vectorLiteral(vector)}::vector`
         const installedConfigs = new Set(
           (yield* sql<{ cfgname: string }>`SELECT cfgname FROM pg_ts_config`.pipe(Effect.orDie)).map((r) => r.cfgname)
         )
@@ -245,8 +255,8 @@ export const PostgresSearchBackend = {
         }, ',')) AS c`.pipe(Effect.orDie)
         yield* sql`SELECT id FROM search_passages WHERE tsv @@ 'warm'::tsquery LIMIT 1`.pipe(Effect.orDie)
         if (pgvector) {
-          const probe = vectorLiteral(new Float32Array(EMBEDDING_DIMENSIONS).fill(1 / Math.sqrt(EMBEDDING_DIMENSIONS)))
-          yield* sql`SELECT id FROM search_passages ORDER BY embedding <=> ${probe}::vector LIMIT 1`.pipe(Effect.orDie)
+          const probe = new Float32Array(EMBEDDING_DIMENSIONS).fill(1 / Math.sqrt(EMBEDDING_DIMENSIONS))
+          yield* sql`SELECT id FROM search_passages ORDER BY ${nearest(probe)} LIMIT 1`.pipe(Effect.orDie)
         }
 
         const toStored = (row: typeof Row.Type): StoredPassage => ({
@@ -358,13 +368,18 @@ export const PostgresSearchBackend = {
             // selected column computes each row's distance once; a second `<=>` in ORDER BY
             // read every row's vector twice (moment list, 40 windows at 100k: 28–45 → 13–28 ms).
             ? sql`SELECT ${columns}, ${cosineColumn(query)} FROM search_passages WHERE ${filters(query)}
-                ORDER BY cosine DESC LIMIT ${depth}`
+                ORDER BY cosine DESC, id LIMIT ${depth}`
             : pgvector
             ? sql.withTransaction(Effect.gen(function*() {
               // Filtered HNSW scans keep walking the graph until enough rows pass the filter.
               yield* sql`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', ${efSearch}, true)`
-              return yield* sql`SELECT ${columns}, ${cosineColumn(query)} FROM search_passages WHERE ${filters(query)}
-                ORDER BY embedding <=> ${vectorLiteral(query.vector)}::vector LIMIT ${depth}`
+              const rows = yield* sql`SELECT ${columns}, ${cosineColumn(query)} FROM search_passages WHERE ${filters(query)}
+                ORDER BY ${nearest(query.vector)} LIMIT ${depth}`
+              // The index chose the rows; their order is the exact lists' (full-precision cosine,
+              // then id for passages of equal text). A walk at half precision, or a relaxed
+              // iterative scan, can swap near ties (cosines ~1e-4 apart), and a swapped rank
+              // changes the fusion.
+              return [...rows].sort((a, b) => Number(b["cosine"]) - Number(a["cosine"]) || Number(a["id"]) - Number(b["id"]))
             }))
             : Effect.gen(function*() {
               // Exact scan: read the matching rows' vectors, keep the best `depth`.
@@ -372,7 +387,7 @@ export const PostgresSearchBackend = {
                 FROM search_passages WHERE ${filters(query)}`
               const best = all
                 .map((r) => ({ id: r.id, score: dotBytes(r.embedding, query.vector) }))
-                .sort((a, b) => b.score - a.score)
+                .sort((a, b) => b.score - a.score || Number(a.id) - Number(b.id))
                 .slice(0, depth)
               const rows = yield* wholeRows(query, best)
               return rows.map((row, i) => ({ ...row, cosine: best[i]!.score }))

@@ -27,6 +27,7 @@ import taskProgress from "./migrations/0020_task_progress.ts"
 import webhookTasks from "./migrations/0021_webhook_tasks.ts"
 import searchLanguage from "./migrations/0022_search_language.ts"
 import hnswBuild from "./migrations/0023_hnsw_build.ts"
+import hnswHalfvec from "./migrations/0024_hnsw_halfvec.ts"
 
 const run = Migrator.make({})
 
@@ -52,7 +53,8 @@ export const migrations = Migrator.fromRecord({
   "0020_task_progress": taskProgress,
   "0021_webhook_tasks": webhookTasks,
   "0022_search_language": searchLanguage,
-  "0023_hnsw_build": hnswBuild
+  "0023_hnsw_build": hnswBuild,
+  "0024_hnsw_halfvec": hnswHalfvec
 })
 
 export const MigrationsLayer = Layer.effectDiscard(run({ loader: migrations, table: "verbatim_migrations" }))

@@ -13,9 +13,7 @@
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-
-/** The index's build options: this migration's and the search bench's bulk build. */
-export const HNSW_OPTIONS = "m = 16, ef_construction = 128"
+import { hnswIndexSql } from "../../../search/HnswIndex.ts"
 
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -25,5 +23,5 @@ export default Effect.gen(function*() {
   // The default 64 MB cannot hold a large library's graph; pgvector then builds far slower.
   yield* sql`SELECT set_config('maintenance_work_mem', '512MB', true)`
   yield* sql`DROP INDEX IF EXISTS search_passages_embedding`
-  yield* sql.unsafe(`CREATE INDEX search_passages_embedding ON search_passages USING hnsw (embedding vector_cosine_ops) WITH (${HNSW_OPTIONS})`)
+  yield* sql.unsafe(hnswIndexSql(false))
 })
