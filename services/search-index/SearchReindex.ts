@@ -9,6 +9,7 @@
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { adoptPgvector } from "../../search/PgvectorLayout.ts"
 import type { SearchIndex } from "../../search/SearchIndex.ts"
 import type { JobId } from "../../src/contract/domain/Ids.ts"
 import { JobStore } from "../jobs/JobStore.ts"
@@ -37,6 +38,9 @@ export class SearchReindex extends Context.Service<SearchReindex, {
           const started = yield* Clock.currentTimeMillis
           const rows = yield* sql<{ id: JobId }>`SELECT id FROM jobs WHERE status = 'done' AND account_id IS NOT NULL
             AND deleted_at IS NULL ORDER BY created_at`.pipe(Effect.orDie)
+          // pgvector installed after the fact: the table takes its layout first (dropping the
+          // passages every job below gets again), so the backend built next walks HNSW.
+          yield* adoptPgvector.pipe(Effect.provideService(SqlClient.SqlClient, sql))
           const index = yield* Layer.build(search)
           let passages = 0
           yield* onProgress(0, rows.length)

@@ -1,12 +1,13 @@
 /**
  * `verbatim admin search reindex` as the operator runs it: the real entry point in a child
- * process over a data dir whose search index was wiped. It indexes every finished account job
+ * process over a data dir whose search index was wiped, its table left in the layout of a server
+ * without pgvector (which the re-index switches to pgvector's). It indexes every finished account job
  * again (not deleted ones, not samples), draws its progress bar on stderr and prints a JSON
  * summary on stdout; the jobs are then found by a search over HTTP. The jobs come from the
  * stand-in pipeline in an in-process server that is stopped before the CLI runs (one process
  * at a time on an embedded database).
  */
-import { Effect, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -16,6 +17,7 @@ import { accepted, eventually, postJson, request, submitFile, waitForJob } from 
 import { modelsDir } from "../support/paths.ts"
 import { runCli } from "../support/process.ts"
 import { startServer, type TestServer } from "../support/server.ts"
+import { withoutPgvector } from "./support.ts"
 import { makeStandIn, tinyWav } from "../support/standInPipeline.ts"
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "verbatim-reindex-"))
@@ -28,6 +30,16 @@ const passages = (server: TestServer) =>
   server.run(Effect.gen(function*() {
     const rows = yield* (yield* SqlClient.SqlClient)<{ job_id: string }>`SELECT job_id FROM search_passages`.pipe(Effect.orDie)
     return rows.map((row) => row.job_id)
+  }))
+
+const layout = (server: TestServer) =>
+  server.run(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [column] = yield* sql<{ udt_name: string }>`SELECT udt_name FROM information_schema.columns
+      WHERE table_name = 'search_passages' AND column_name = 'embedding'`.pipe(Effect.orDie)
+    const [index] = yield* sql<{ indexdef: string }>`SELECT indexdef FROM pg_indexes
+      WHERE tablename = 'search_passages' AND indexname = 'search_passages_embedding'`.pipe(Effect.orDie)
+    return { column: column?.udt_name, index: index?.indexdef }
   }))
 
 const finds = async (server: TestServer, key: string, q: string, jobId: string) => {
@@ -51,9 +63,10 @@ describe("verbatim admin search reindex", () => {
     expect((await request(server, "DELETE", `/v1/jobs/${deleted}`, key)).status).toBe(204)
     await eventually(async () => (await finds(server, key, "when does the ferry leave", kept) ? true : undefined), "the job indexed", 30_000, 200)
     await eventually(async () => ((await passages(server)).includes(deleted) ? undefined : true), "the deleted job unindexed", 30_000, 200)
-    await server.run(Effect.gen(function*() {
-      yield* (yield* SqlClient.SqlClient)`DELETE FROM search_passages`.pipe(Effect.orDie)
-    }))
+    // The index wiped, and the table left as a server without pgvector makes it (bytea, no
+    // HNSW): PGlite has the extension, as a server has once an operator installs it.
+    await server.run(Layer.build(withoutPgvector).pipe(Effect.scoped))
+    expect(await layout(server)).toEqual({ column: "bytea", index: undefined })
     await server.close()
 
     const result = await runCli(["admin", "search", "reindex"], { VERBATIM_DATA_DIR: dataDir, VERBATIM_MODELS_DIR: modelsDir })
@@ -67,6 +80,8 @@ describe("verbatim admin search reindex", () => {
 
     server = await start()
     try {
+      // pgvector's layout again, under the index the migrations build on PGlite (search/HnswIndex.ts).
+      expect(await layout(server)).toEqual({ column: "vector", index: expect.stringContaining("USING hnsw (embedding vector_cosine_ops)") })
       expect(new Set(await passages(server))).toEqual(new Set([kept, other]))
       expect(await finds(server, key, "when does the ferry leave", kept)).toBe(true)
       expect(await finds(server, key, "when does the choir practise", other)).toBe(true)

@@ -8,8 +8,8 @@
  * index. Without it the embedding is stored as 384 little-endian float32 in `bytea`
  * and the search scans the account's rows exactly: every query reads 1.5 kB per
  * passage of the account (≈15 MB for 10k passages), linear in the library's size.
- * Installing pgvector later does not convert the column: drop the table's rows and
- * re-run this migration's DDL, or re-index (`verbatim admin search reindex`).
+ * Installing pgvector later does not convert the column here: `verbatim admin search reindex`
+ * does (search/PgvectorLayout.ts).
  *
  * No foreign key to `jobs`: the index is derived data (the Meilisearch backend keeps the
  * same rows elsewhere); the search service removes a job's passages itself.
