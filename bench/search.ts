@@ -60,7 +60,8 @@ import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { DatabaseLayer } from "../layers/Database.ts"
 import { BufferPrewarm } from "../services/db/BufferPrewarm.ts"
-import { HALF_EMBEDDING, halfPrecisionFor, hnswIndexSql, isHalfIndex } from "../search/HnswIndex.ts"
+import { isHalfIndex, nearestTo } from "../search/HnswIndex.ts"
+import { buildHnswIndex, embeddingLayout, halfPrecisionHere } from "../search/PgvectorLayout.ts"
 import { socketPathFor } from "../services/db/EmbeddedPostgres.ts"
 import { OnnxRuntime } from "../pipeline/onnx/OnnxRuntime.ts"
 import { DatabaseConfig } from "../services/config/DatabaseConfig.ts"
@@ -139,27 +140,17 @@ const databaseRss = (): string => {
   }
 }
 
-/** Whether the library's `embedding` column is pgvector's (else the exact-scan layout). */
-const hasPgvector = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const [column] = yield* sql<{ udt_name: string }>`SELECT udt_name FROM information_schema.columns
-    WHERE table_name = 'search_passages' AND column_name = 'embedding'`.pipe(Effect.orDie)
-  return column?.udt_name === "vector"
-})
-
 /**
- * The vector list's ORDER BY as the backend writes it: over the index's own expression, half
- * precision (migration 0024) or as stored, so the planner walks the HNSW index.
+ * Whether the library's `embedding` column is pgvector's (else the exact-scan layout), and the
+ * vector list's ORDER BY as the backend writes it for the index the table has. Read once per
+ * use, outside the timed queries.
  */
-const nearestTo = (literal: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const [index] = yield* sql<{ indexdef: string }>`SELECT indexdef FROM pg_indexes
-      WHERE tablename = 'search_passages' AND indexname = 'search_passages_embedding'`.pipe(Effect.orDie)
-    return isHalfIndex(index?.indexdef)
-      ? sql`${sql.literal(HALF_EMBEDDING)} <=> ${literal}::halfvec(384)`
-      : sql`embedding <=> ${literal}::vector`
-  })
+const vectorLayout = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const layout = yield* embeddingLayout.pipe(Effect.orDie)
+  const half = isHalfIndex(layout.indexdef)
+  return { pgvector: layout.column === "vector", nearest: (literal: string) => nearestTo(sql, half, literal) }
+})
 
 const program = Effect.gen(function*() {
   // The embedded database reads its relations into its cache in the background after start
@@ -316,12 +307,13 @@ const program = Effect.gen(function*() {
           const fastFirst = new Set((yield* backend.candidates({ accountId, q, vector: vector!, limit: 40 })).map(key))
           const exactFirst = (yield* referenceBackend.candidates({ accountId, q, vector: vector!, limit: 40 })).map(key)
           let vectorKept = ""
-          if (yield* hasPgvector) {
+          const layout = yield* vectorLayout
+          if (layout.pgvector) {
             const literal = `[${Array.from(vector!).join(",")}]`
             const approximate = yield* sql.withTransaction(Effect.gen(function*() {
               yield* sql`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', ${arg("--ef-search") ?? String(EF_SEARCH)}, true)`
               return yield* sql<{ id: string }>`SELECT id::text AS id FROM search_passages WHERE account_id = ${accountId}
-                ORDER BY ${yield* nearestTo(literal)} LIMIT 50`
+                ORDER BY ${layout.nearest(literal)} LIMIT 50`
             })).pipe(Effect.orDie)
             // `+ 0` keeps the planner off the index: the exact order.
             const exactIds = yield* sql<{ id: string }>`SELECT id::text AS id FROM search_passages WHERE account_id = ${accountId}
@@ -370,7 +362,7 @@ const program = Effect.gen(function*() {
 
   if (bulk !== undefined) {
     const sql = yield* SqlClient.SqlClient
-    const pgvector = yield* hasPgvector
+    const { pgvector } = yield* vectorLayout
     const [have] = yield* sql<{ n: number; account: string | null }>`SELECT count(*)::int AS n, min(account_id::text) AS account
       FROM search_passages`.pipe(Effect.orDie)
     if (have !== undefined && have.n >= bulk && have.account !== null) {
@@ -395,7 +387,7 @@ const program = Effect.gen(function*() {
               WHERE tsv @@ ${cover}::tsquery AND account_id = ${accountId}
               ORDER BY ts_rank_cd(tsv, ${built!.tq}::tsquery) DESC, id LIMIT 200`,
             sql`EXPLAIN (ANALYZE, BUFFERS) SELECT id, text FROM search_passages WHERE account_id = ${accountId}
-              ORDER BY ${yield* nearestTo(`[${Array.from(vector!).join(",")}]`)} LIMIT 50`
+              ORDER BY ${(yield* vectorLayout).nearest(`[${Array.from(vector!).join(",")}]`)} LIMIT 50`
           ]
           console.log(`\n"${q}" → ${built!.tq}`)
           for (const plan of plans) {
@@ -478,8 +470,7 @@ const program = Effect.gen(function*() {
     const ginSeconds = (performance.now() - ginStarted) / 1000
     process.stderr.write(`GIN built in ${ginSeconds.toFixed(1)} s\n`)
     const hnswStarted = performance.now()
-    const [server] = yield* sql<{ version: string }>`SELECT version() AS version`.pipe(Effect.orDie)
-    const migrationsHalf = halfPrecisionFor(server!.version)
+    const migrationsHalf = yield* halfPrecisionHere.pipe(Effect.orDie)
     const half = arg("--index") === undefined ? migrationsHalf : arg("--index") === "half"
     if (pgvector) {
       // The default 64 MB cannot hold the graph of 100k 384-d vectors; pgvector then builds far
@@ -487,10 +478,7 @@ const program = Effect.gen(function*() {
       // so it keeps 512 MB. One transaction: on a server's pool the SET and the build must share
       // a connection.
       const memory = databaseUrl !== undefined && bulk > 200_000 ? "3GB" : "512MB"
-      yield* sql.withTransaction(Effect.gen(function*() {
-        yield* sql`SELECT set_config('maintenance_work_mem', ${memory}, true)`
-        yield* sql.unsafe(hnswIndexSql(half))
-      })).pipe(Effect.orDie)
+      yield* sql.withTransaction(buildHnswIndex(half, memory)).pipe(Effect.orDie)
     }
     const hnswSeconds = (performance.now() - hnswStarted) / 1000
     yield* sql`ANALYZE search_passages`.pipe(Effect.orDie)
@@ -514,13 +502,14 @@ const program = Effect.gen(function*() {
     if (!pgvector) return
     // The vector list alone (the HNSW share of the first candidate list), as the backend asks it.
     const vectorOnly: Array<number> = []
+    const { nearest } = yield* vectorLayout
     for (let i = 0; i < QUERIES; i++) {
       const [vector] = yield* embedder.embed([questions[i % questions.length]!])
       const t = performance.now()
       yield* sql.withTransaction(Effect.gen(function*() {
         yield* sql`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', ${arg("--ef-search") ?? String(EF_SEARCH)}, true)`
         yield* sql`SELECT id FROM search_passages WHERE account_id = ${accountId}
-          ORDER BY ${yield* nearestTo(`[${Array.from(vector!).join(",")}]`)} LIMIT 50`
+          ORDER BY ${nearest(`[${Array.from(vector!).join(",")}]`)} LIMIT 50`
       })).pipe(Effect.orDie)
       vectorOnly.push(performance.now() - t)
     }

@@ -3,6 +3,7 @@
  * walks it: the backend's ORDER BY must be the index's own expression, or the planner sorts
  * the whole account's rows instead.
  */
+import type { SqlClient } from "effect/sql"
 
 /** pgvector's build options (its defaults are m 16, ef_construction 64; why 128: migration 0023). */
 export const HNSW_OPTIONS = "m = 16, ef_construction = 128"
@@ -34,3 +35,10 @@ export const hnswIndexSql = (half: boolean) =>
   half
     ? `CREATE INDEX search_passages_embedding ON search_passages USING hnsw ((${HALF_EMBEDDING}) halfvec_cosine_ops) WITH (${HNSW_OPTIONS})`
     : `CREATE INDEX search_passages_embedding ON search_passages USING hnsw (embedding vector_cosine_ops) WITH (${HNSW_OPTIONS})`
+
+/**
+ * The vector list's ORDER BY for the index: its own expression (`half`, see `isHalfIndex`) to
+ * the query's vector (a pgvector literal), so the planner walks the index.
+ */
+export const nearestTo = (sql: SqlClient.SqlClient, half: boolean, literal: string) =>
+  half ? sql`${sql.literal(HALF_EMBEDDING)} <=> ${literal}::halfvec(384)` : sql`embedding <=> ${literal}::vector`

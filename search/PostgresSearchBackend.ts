@@ -13,8 +13,9 @@ import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { EMBEDDING_DIMENSIONS } from "./Embedder.ts"
 import { foldWord, queryTerms, questionLanguage, termMatches, wordPattern } from "./Highlights.ts"
-import { HALF_EMBEDDING, isHalfIndex } from "./HnswIndex.ts"
+import { isHalfIndex, nearestTo } from "./HnswIndex.ts"
 import type { Moment } from "./Passages.ts"
+import { embeddingLayout } from "./PgvectorLayout.ts"
 import { type Candidate, type CandidateQuery, type JobMeta, type PassageDocument, passageRecord, SearchBackend, type StoredPassage } from "./SearchBackend.ts"
 
 /** ISO 639-1 → Postgres text search configuration (those shipped since Postgres 13). */
@@ -218,18 +219,12 @@ export const PostgresSearchBackend = {
         const exact = options.exact ?? false
         const efSearch = String(options.efSearch ?? EF_SEARCH)
         const lexicalRanked = options.lexicalRanked ?? LEXICAL_RANKED
-        const [column] = yield* sql<{ udt_name: string }>`SELECT udt_name FROM information_schema.columns
-          WHERE table_name = 'search_passages' AND column_name = 'embedding'`.pipe(Effect.orDie)
-        const pgvector = column?.udt_name === "vector"
+        const layout = yield* embeddingLayout.pipe(Effect.orDie)
+        const pgvector = layout.column === "vector"
         // Which HNSW index the migrations built: over the embeddings at half precision (0024, a
         // server) or as stored (0023, PGlite). The vector list orders by the index's own expression.
-        const [index] = yield* sql<{ indexdef: string }>`SELECT indexdef FROM pg_indexes
-          WHERE tablename = 'search_passages' AND indexname = 'search_passages_embedding'`.pipe(Effect.orDie)
-        const halfIndex = isHalfIndex(index?.indexdef)
-        const nearest = (vector: Float32Array) =>
-          halfIndex
-            ? sql`${sql.literal(HALF_EMBEDDING)} <=> ${vectorLiteral(vector)}::halfvec(384)`
-            : sql`embedding <=> ${vectorLiteral(vector)}::vector`
+        const halfIndex = isHalfIndex(layout.indexdef)
+        const nearest = (vector: Float32Array) => nearestTo(sql, halfIndex, vectorLiteral(vector))
         const installedConfigs = new Set(
           (yield* sql<{ cfgname: string }>`SELECT cfgname FROM pg_ts_config`.pipe(Effect.orDie)).map((r) => r.cfgname)
         )

@@ -8,7 +8,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
-import { HALF_EMBEDDING, halfPrecisionFor, isHalfIndex } from "../../search/HnswIndex.ts"
+import { halfPrecisionFor, isHalfIndex, nearestTo } from "../../search/HnswIndex.ts"
+import { embeddingLayout } from "../../search/PgvectorLayout.ts"
 import { onPostgres } from "../support/database.ts"
 import { testDatabase } from "./support.ts"
 
@@ -29,34 +30,21 @@ const unitVectors = (count: number, seed: number): Array<string> => {
   })
 }
 
-const pgvectorColumn = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const [column] = yield* sql<{ udt_name: string }>`SELECT udt_name FROM information_schema.columns
-    WHERE table_name = 'search_passages' AND column_name = 'embedding'`
-  return column?.udt_name === "vector"
-})
-
 describe("passages' HNSW index", () => {
   it.layer(testDatabase("hnsw-index"), { timeout: 300_000 })((it) => {
     const account = randomUUID()
 
-    const indexdef = Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const [index] = yield* sql<{ indexdef: string }>`SELECT indexdef FROM pg_indexes
-        WHERE tablename = 'search_passages' AND indexname = 'search_passages_embedding'`
-      return index?.indexdef
-    })
-
     it.effect("is built over half precision on a server, as stored on PGlite, with the build options", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        if (!(yield* pgvectorColumn)) {
+        const layout = yield* embeddingLayout
+        if (layout.column !== "vector") {
           // Only a server without pgvector has the exact-scan layout; PGlite always ships it.
           expect(onPostgres).toBe(true)
           return
         }
         const [server] = yield* sql<{ version: string }>`SELECT version() AS version`
-        const def = yield* indexdef
+        const def = layout.indexdef
         expect(halfPrecisionFor(server?.version ?? "")).toBe(onPostgres)
         if (onPostgres) {
           expect(def).toMatch(/USING hnsw \(\(\(?embedding\)?::halfvec\(384\)\)\s+halfvec_cosine_ops\)/u)
@@ -69,8 +57,9 @@ describe("passages' HNSW index", () => {
     it.effect("is walked by the backend's order and finds the full-precision nearest passages", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        if (!(yield* pgvectorColumn)) return
-        const half = isHalfIndex(yield* indexdef)
+        const layout = yield* embeddingLayout
+        if (layout.column !== "vector") return
+        const half = isHalfIndex(layout.indexdef)
         const job = randomUUID()
         const vectors = unitVectors(ROWS, 7)
         yield* sql`INSERT INTO search_passages ${
@@ -93,9 +82,8 @@ describe("passages' HNSW index", () => {
         }`
         yield* sql`ANALYZE search_passages`
 
-        // The backend's order for this index (search/PostgresSearchBackend.ts).
-        const nearest = (query: string) =>
-          half ? sql`${sql.literal(HALF_EMBEDDING)} <=> ${query}::halfvec(384)` : sql`embedding <=> ${query}::vector`
+        // The backend's order for this index.
+        const nearest = (query: string) => nearestTo(sql, half, query)
         const queries = unitVectors(20, 11)
         // With sorts priced out (a few hundred rows are cheaper to sort than to walk) the
         // planner takes the index if, and only if, the ORDER BY is the index's expression.

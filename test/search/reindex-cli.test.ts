@@ -17,6 +17,7 @@ import { accepted, eventually, postJson, request, submitFile, waitForJob } from 
 import { modelsDir } from "../support/paths.ts"
 import { runCli } from "../support/process.ts"
 import { startServer, type TestServer } from "../support/server.ts"
+import { embeddingLayout } from "../../search/PgvectorLayout.ts"
 import { withoutPgvector } from "./support.ts"
 import { makeStandIn, tinyWav } from "../support/standInPipeline.ts"
 
@@ -32,15 +33,7 @@ const passages = (server: TestServer) =>
     return rows.map((row) => row.job_id)
   }))
 
-const layout = (server: TestServer) =>
-  server.run(Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const [column] = yield* sql<{ udt_name: string }>`SELECT udt_name FROM information_schema.columns
-      WHERE table_name = 'search_passages' AND column_name = 'embedding'`.pipe(Effect.orDie)
-    const [index] = yield* sql<{ indexdef: string }>`SELECT indexdef FROM pg_indexes
-      WHERE tablename = 'search_passages' AND indexname = 'search_passages_embedding'`.pipe(Effect.orDie)
-    return { column: column?.udt_name, index: index?.indexdef }
-  }))
+const layout = (server: TestServer) => server.run(embeddingLayout.pipe(Effect.orDie))
 
 const finds = async (server: TestServer, key: string, q: string, jobId: string) => {
   const response = await postJson(server, "/v1/library/search", { q }, key)
@@ -66,7 +59,7 @@ describe("verbatim admin search reindex", () => {
     // The index wiped, and the table left as a server without pgvector makes it (bytea, no
     // HNSW): PGlite has the extension, as a server has once an operator installs it.
     await server.run(Layer.build(withoutPgvector).pipe(Effect.scoped))
-    expect(await layout(server)).toEqual({ column: "bytea", index: undefined })
+    expect(await layout(server)).toEqual({ column: "bytea", indexdef: undefined })
     await server.close()
 
     const result = await runCli(["admin", "search", "reindex"], { VERBATIM_DATA_DIR: dataDir, VERBATIM_MODELS_DIR: modelsDir })
@@ -81,7 +74,7 @@ describe("verbatim admin search reindex", () => {
     server = await start()
     try {
       // pgvector's layout again, under the index the migrations build on PGlite (search/HnswIndex.ts).
-      expect(await layout(server)).toEqual({ column: "vector", index: expect.stringContaining("USING hnsw (embedding vector_cosine_ops)") })
+      expect(await layout(server)).toEqual({ column: "vector", indexdef: expect.stringContaining("USING hnsw (embedding vector_cosine_ops)") })
       expect(new Set(await passages(server))).toEqual(new Set([kept, other]))
       expect(await finds(server, key, "when does the ferry leave", kept)).toBe(true)
       expect(await finds(server, key, "when does the choir practise", other)).toBe(true)

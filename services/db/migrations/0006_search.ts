@@ -16,19 +16,12 @@
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import { vectorExtension } from "../../../search/PgvectorLayout.ts"
 
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const installed = yield* sql`SELECT 1 FROM pg_extension WHERE extname = 'vector'`
-  const available = yield* sql`SELECT 1 FROM pg_available_extensions WHERE name = 'vector'`
-  // Inside the migration's transaction a nested transaction is a savepoint, so a refused
-  // CREATE EXTENSION (no privilege) leaves the migration usable with the fallback.
-  const vector = installed.length > 0 ||
-    (available.length > 0 &&
-      (yield* sql.withTransaction(sql`CREATE EXTENSION IF NOT EXISTS vector`).pipe(
-        Effect.as(true),
-        Effect.catch(() => Effect.succeed(false))
-      )))
+  // A refused CREATE EXTENSION (no privilege) leaves the migration usable with the fallback.
+  const vector = yield* vectorExtension
   yield* sql`CREATE TABLE search_passages (
     id bigserial PRIMARY KEY,
     account_id uuid NOT NULL,

@@ -12,16 +12,9 @@
  * takes longer: 100k passages 256 s on PGlite against 145 s, which an upgrade pays once here.
  */
 import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
-import { hnswIndexSql } from "../../../search/HnswIndex.ts"
+import { buildHnswIndex, embeddingLayout } from "../../../search/PgvectorLayout.ts"
 
 export default Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const [column] = yield* sql<{ udt_name: string }>`SELECT udt_name FROM information_schema.columns
-    WHERE table_name = 'search_passages' AND column_name = 'embedding'`
-  if (column?.udt_name !== "vector") return
-  // The default 64 MB cannot hold a large library's graph; pgvector then builds far slower.
-  yield* sql`SELECT set_config('maintenance_work_mem', '512MB', true)`
-  yield* sql`DROP INDEX IF EXISTS search_passages_embedding`
-  yield* sql.unsafe(hnswIndexSql(false))
+  if ((yield* embeddingLayout).column !== "vector") return
+  yield* buildHnswIndex(false)
 })

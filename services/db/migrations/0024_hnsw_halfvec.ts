@@ -6,18 +6,9 @@
  * stays `vector(384)`.
  */
 import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
-import { halfPrecisionFor, hnswIndexSql } from "../../../search/HnswIndex.ts"
+import { buildHnswIndex, embeddingLayout, halfPrecisionHere } from "../../../search/PgvectorLayout.ts"
 
 export default Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const [column] = yield* sql<{ udt_name: string }>`SELECT udt_name FROM information_schema.columns
-    WHERE table_name = 'search_passages' AND column_name = 'embedding'`
-  if (column?.udt_name !== "vector") return
-  const [server] = yield* sql<{ version: string }>`SELECT version() AS version`
-  if (!halfPrecisionFor(server?.version ?? "")) return
-  // The default 64 MB cannot hold a large library's graph; pgvector then builds far slower.
-  yield* sql`SELECT set_config('maintenance_work_mem', '512MB', true)`
-  yield* sql`DROP INDEX IF EXISTS search_passages_embedding`
-  yield* sql.unsafe(hnswIndexSql(true))
+  if ((yield* embeddingLayout).column !== "vector" || !(yield* halfPrecisionHere)) return
+  yield* buildHnswIndex(true)
 })
