@@ -14,11 +14,12 @@
  *   … --embed-only        with --corpus: embed (and keep, with --data) the passages only, no library
  *   … --embed-threads N   intra-op threads of the embedder (default 1; also the queries' embedding)
  *   … --queries N         N timed queries (default 100); --no-recall skips recall@10
- *   … --ef-search N, --lexical-ranked N   the backend's hnsw.ef_search (400) and full-text sample (300)
+ *   … --ef-search N, --lexical-ranked N   the backend's hnsw.ef_search (400; 800 over sign bits) and full-text sample (300)
  *   … --apertium DIR|none Apertium's data folder for translated questions (default /usr/share/apertium, as the service)
- *   … --index half|full   bulk-build the HNSW index over half-precision or stored vectors (default: as
- *                         migration 0024 chooses, half on a server, full on PGlite); a choice other than
- *                         the default is built, then measured by a second run with the same --data
+ *   … --index half|bit|full  bulk-build the HNSW index over half precision, sign bits or stored vectors
+ *                         (default: as migrations 0024/0025 choose, half on a server, bit on PGlite); a
+ *                         choice other than the default is built, then measured by a second run with
+ *                         the same --data
  *   … --explain           with --data: EXPLAIN ANALYZE of the full-text and vector queries
  *   … --no-prewarm-wait   measure at once instead of after the embedded database's cache prewarm
  *
@@ -60,15 +61,15 @@ import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { DatabaseLayer } from "../layers/Database.ts"
 import { BufferPrewarm } from "../services/db/BufferPrewarm.ts"
-import { isHalfIndex, nearestTo } from "../search/HnswIndex.ts"
-import { buildHnswIndex, embeddingLayout, halfPrecisionHere } from "../search/PgvectorLayout.ts"
+import { type IndexKind, indexKindOf, nearestRows } from "../search/HnswIndex.ts"
+import { buildHnswIndex, embeddingLayout, indexKindHere } from "../search/PgvectorLayout.ts"
 import { socketPathFor } from "../services/db/EmbeddedPostgres.ts"
 import { OnnxRuntime } from "../pipeline/onnx/OnnxRuntime.ts"
 import { DatabaseConfig } from "../services/config/DatabaseConfig.ts"
 import { StorageConfig } from "../services/config/StorageConfig.ts"
 import { Embedder } from "../search/Embedder.ts"
 import { cutPassages } from "../search/Passages.ts"
-import { EF_SEARCH, PostgresSearchBackend } from "../search/PostgresSearchBackend.ts"
+import { efSearchFor, PostgresSearchBackend } from "../search/PostgresSearchBackend.ts"
 import { type PassageDocument, SearchBackend } from "../search/SearchBackend.ts"
 import { defaultMinRelevance as DEFAULT_MIN_RELEVANCE } from "../src/contract/api/SearchApi.ts"
 import { QueryTranslator } from "../search/QueryTranslator.ts"
@@ -148,8 +149,19 @@ const databaseRss = (): string => {
 const vectorLayout = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const layout = yield* embeddingLayout.pipe(Effect.orDie)
-  const half = isHalfIndex(layout.indexdef)
-  return { pgvector: layout.column === "vector", nearest: (literal: string) => nearestTo(sql, half, literal) }
+  const kind = indexKindOf(layout.indexdef)
+  /** The backend's `hnsw.ef_search` for this index (or `--ef-search`). */
+  const efSearch = Number(arg("--ef-search") ?? efSearchFor(kind))
+  /** The account's nearest 50 ids through HNSW as the backend asks. */
+  const nearest50 = (accountId: string, literal: string) =>
+    nearestRows(sql, kind, {
+      literal,
+      select: sql.literal("id::text AS id"),
+      where: sql`account_id = ${accountId}`,
+      depth: 50,
+      pool: efSearch
+    })
+  return { pgvector: layout.column === "vector", kind, efSearch, nearest50 }
 })
 
 const program = Effect.gen(function*() {
@@ -311,9 +323,8 @@ const program = Effect.gen(function*() {
           if (layout.pgvector) {
             const literal = `[${Array.from(vector!).join(",")}]`
             const approximate = yield* sql.withTransaction(Effect.gen(function*() {
-              yield* sql`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', ${arg("--ef-search") ?? String(EF_SEARCH)}, true)`
-              return yield* sql<{ id: string }>`SELECT id::text AS id FROM search_passages WHERE account_id = ${accountId}
-                ORDER BY ${layout.nearest(literal)} LIMIT 50`
+              yield* sql`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', ${String(layout.efSearch)}, true)`
+              return yield* layout.nearest50(accountId, literal)
             })).pipe(Effect.orDie)
             // `+ 0` keeps the planner off the index: the exact order.
             const exactIds = yield* sql<{ id: string }>`SELECT id::text AS id FROM search_passages WHERE account_id = ${accountId}
@@ -386,8 +397,7 @@ const program = Effect.gen(function*() {
             sql`EXPLAIN (ANALYZE, BUFFERS) SELECT id, text FROM search_passages
               WHERE tsv @@ ${cover}::tsquery AND account_id = ${accountId}
               ORDER BY ts_rank_cd(tsv, ${built!.tq}::tsquery) DESC, id LIMIT 200`,
-            sql`EXPLAIN (ANALYZE, BUFFERS) SELECT id, text FROM search_passages WHERE account_id = ${accountId}
-              ORDER BY ${(yield* vectorLayout).nearest(`[${Array.from(vector!).join(",")}]`)} LIMIT 50`
+            sql`EXPLAIN (ANALYZE, BUFFERS) ${(yield* vectorLayout).nearest50(accountId, `[${Array.from(vector!).join(",")}]`)}`
           ]
           console.log(`\n"${q}" → ${built!.tq}`)
           for (const plan of plans) {
@@ -470,22 +480,22 @@ const program = Effect.gen(function*() {
     const ginSeconds = (performance.now() - ginStarted) / 1000
     process.stderr.write(`GIN built in ${ginSeconds.toFixed(1)} s\n`)
     const hnswStarted = performance.now()
-    const migrationsHalf = yield* halfPrecisionHere.pipe(Effect.orDie)
-    const half = arg("--index") === undefined ? migrationsHalf : arg("--index") === "half"
+    const migrationsKind = yield* indexKindHere.pipe(Effect.orDie)
+    const kind = (arg("--index") ?? migrationsKind) as IndexKind
     if (pgvector) {
       // The default 64 MB cannot hold the graph of 100k 384-d vectors; pgvector then builds far
-      // slower. 1M needs ~2 GB (vectors and neighbour lists); PGlite's WASM memory stops at 2 GB,
-      // so it keeps 512 MB. One transaction: on a server's pool the SET and the build must share
+      // slower. 1M needs ~1.1 GB at half precision (vectors and neighbour lists), ~2 GB at full;
+      // PGlite's WASM memory stops at 2 GB, so it keeps 512 MB (its sign-bit graph at 1M: ~0.4 GB). One transaction: on a server's pool the SET and the build must share
       // a connection.
       const memory = databaseUrl !== undefined && bulk > 200_000 ? "3GB" : "512MB"
-      yield* sql.withTransaction(buildHnswIndex(half, memory)).pipe(Effect.orDie)
+      yield* sql.withTransaction(buildHnswIndex(kind, memory)).pipe(Effect.orDie)
     }
     const hnswSeconds = (performance.now() - hnswStarted) / 1000
     yield* sql`ANALYZE search_passages`.pipe(Effect.orDie)
-    if (pgvector && half !== migrationsHalf) {
+    if (pgvector && kind !== migrationsKind) {
       // The backend chose its ORDER BY from the index the migrations built, at start.
       console.log(
-        `${stored} passages loaded in ${loadSeconds.toFixed(1)} s, HNSW (${half ? "half" : "full"} precision) built in ` +
+        `${stored} passages loaded in ${loadSeconds.toFixed(1)} s, HNSW (${kind}) built in ` +
           `${hnswSeconds.toFixed(1)} s; run again with --data ${dataDir} to measure it`
       )
       return
@@ -502,14 +512,13 @@ const program = Effect.gen(function*() {
     if (!pgvector) return
     // The vector list alone (the HNSW share of the first candidate list), as the backend asks it.
     const vectorOnly: Array<number> = []
-    const { nearest } = yield* vectorLayout
+    const { efSearch, nearest50 } = yield* vectorLayout
     for (let i = 0; i < QUERIES; i++) {
       const [vector] = yield* embedder.embed([questions[i % questions.length]!])
       const t = performance.now()
       yield* sql.withTransaction(Effect.gen(function*() {
-        yield* sql`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', ${arg("--ef-search") ?? String(EF_SEARCH)}, true)`
-        yield* sql`SELECT id FROM search_passages WHERE account_id = ${accountId}
-          ORDER BY ${nearest(`[${Array.from(vector!).join(",")}]`)} LIMIT 50`
+        yield* sql`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', ${String(efSearch)}, true)`
+        yield* nearest50(accountId, `[${Array.from(vector!).join(",")}]`)
       })).pipe(Effect.orDie)
       vectorOnly.push(performance.now() - t)
     }

@@ -140,7 +140,7 @@ export const MeiliSearchBackend = {
           return { jobIds: [], more: response.hits.length > 0 }
         })
 
-        return SearchBackend.of({ replaceJob, removeJob, candidates, languageJobs })
+        return SearchBackend.of({ vectorSearch: "meilisearch", replaceJob, removeJob, candidates, languageJobs })
       })
     )
 }

@@ -1,7 +1,7 @@
 /**
  * The passages table's pgvector layout, read and built in one place: what the embedding column
  * is and which HNSW index it has (the backend, the bench and the tests read it), the index's
- * build (migrations 0023 and 0024, the bench's bulk load, the switch below), and the switch a
+ * build (migrations 0023–0025, the bench's bulk load, the switch below), and the switch a
  * re-index makes when pgvector arrives after the table was made.
  *
  * A server without the extension got the exact-scan layout (`bytea` embeddings, migration
@@ -13,7 +13,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { EMBEDDING_DIMENSIONS } from "./Embedder.ts"
-import { halfPrecisionFor, hnswIndexSql } from "./HnswIndex.ts"
+import { hnswIndexSql, type IndexKind, indexKindFor } from "./HnswIndex.ts"
 
 /** The embedding column's type (`vector`, `bytea`) and the HNSW index's definition, if any. */
 export const embeddingLayout = Effect.gen(function*() {
@@ -25,11 +25,11 @@ export const embeddingLayout = Effect.gen(function*() {
   return { column: column?.udt_name, indexdef: index?.indexdef }
 })
 
-/** Whether this database builds the index over half precision (`halfPrecisionFor` its version). */
-export const halfPrecisionHere = Effect.gen(function*() {
+/** The index kind this database builds (`indexKindFor` its version). */
+export const indexKindHere = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const [server] = yield* sql<{ version: string }>`SELECT version() AS version`
-  return halfPrecisionFor(server?.version ?? "")
+  return indexKindFor(server?.version ?? "")
 })
 
 /**
@@ -37,12 +37,12 @@ export const halfPrecisionHere = Effect.gen(function*() {
  * memory setting is the transaction's. The default 64 MB cannot hold a large library's graph;
  * pgvector then builds far slower.
  */
-export const buildHnswIndex = (half: boolean, memory = "512MB") =>
+export const buildHnswIndex = (kind: IndexKind, memory = "512MB") =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql`SELECT set_config('maintenance_work_mem', ${memory}, true)`
     yield* sql`DROP INDEX IF EXISTS search_passages_embedding`
-    yield* sql.unsafe(hnswIndexSql(half))
+    yield* sql.unsafe(hnswIndexSql(kind))
   })
 
 /**
@@ -70,12 +70,12 @@ export const vectorExtension = Effect.gen(function*() {
 export const adoptPgvector = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   if ((yield* embeddingLayout).column !== "bytea" || !(yield* vectorExtension)) return false
-  const half = yield* halfPrecisionHere
+  const kind = yield* indexKindHere
   yield* sql.withTransaction(Effect.gen(function*() {
     yield* sql`DELETE FROM search_passages`
     yield* sql`ALTER TABLE search_passages DROP COLUMN embedding`
     yield* sql.unsafe(`ALTER TABLE search_passages ADD COLUMN embedding vector(${EMBEDDING_DIMENSIONS}) NOT NULL`)
-    yield* buildHnswIndex(half)
+    yield* buildHnswIndex(kind)
   }))
   return true
 }).pipe(Effect.orDie)

@@ -13,7 +13,7 @@ import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { EMBEDDING_DIMENSIONS } from "./Embedder.ts"
 import { foldWord, queryTerms, questionLanguage, termMatches, wordPattern } from "./Highlights.ts"
-import { isHalfIndex, nearestTo } from "./HnswIndex.ts"
+import { type IndexKind, indexKindOf, nearestRows, nearestTo } from "./HnswIndex.ts"
 import type { Moment } from "./Passages.ts"
 import { embeddingLayout } from "./PgvectorLayout.ts"
 import { type Candidate, type CandidateQuery, type JobMeta, type PassageDocument, passageRecord, SearchBackend, type StoredPassage } from "./SearchBackend.ts"
@@ -80,6 +80,19 @@ const LIST_DEPTH = 50
  * itself missed a small topic; the index is built with ef_construction 128 since (migration 0023).
  */
 export const EF_SEARCH = 400
+
+/**
+ * `hnsw.ef_search` of a sign-bit walk (PGlite since migration 0025), also the rows it hands to the
+ * cosine ordering. Measured (2026-11-27, bench/search.ts --corpus, PGlite, 100k passages of real
+ * MiniLM vectors, 300 queries): at 400 recall@10 of the whole search against the exact one was
+ * 0.914 (0.930 of the hits at the default min_relevance; a weather question with no answer in the
+ * library kept 4 of its exact 50 nearest), p50 24.2 / p99 46.2 ms; at 800 0.976 (1.000), p50
+ * 29.3 / p99 58.3 ms, as the full-precision index at 400 (0.976, p50 27.3 / p99 48.4 ms).
+ */
+export const BIT_EF_SEARCH = 800
+
+/** The vector list's `hnsw.ef_search` for the index the migrations built. */
+export const efSearchFor = (kind: IndexKind): number => kind === "bit" ? BIT_EF_SEARCH : EF_SEARCH
 
 const Row = Schema.Struct({
   id: Schema.Union([Schema.Number, Schema.String, Schema.BigInt]),
@@ -206,7 +219,7 @@ export const PostgresSearchBackend = {
      * bench/search.ts measures recall@10 against; slow on a large library.
      */
     readonly exact?: boolean
-    /** `hnsw.ef_search` of the vector list (default `EF_SEARCH`). */
+    /** `hnsw.ef_search` of the vector list (default `EF_SEARCH`, `BIT_EF_SEARCH` over sign bits). */
     readonly efSearch?: number | undefined
     /** Full-text matches ranked before the list is cut (default `LEXICAL_RANKED`). */
     readonly lexicalRanked?: number | undefined
@@ -217,14 +230,15 @@ export const PostgresSearchBackend = {
         const sql = yield* SqlClient.SqlClient
         const lexicalWeight = options.lexicalWeight ?? 0.5
         const exact = options.exact ?? false
-        const efSearch = String(options.efSearch ?? EF_SEARCH)
         const lexicalRanked = options.lexicalRanked ?? LEXICAL_RANKED
         const layout = yield* embeddingLayout.pipe(Effect.orDie)
         const pgvector = layout.column === "vector"
         // Which HNSW index the migrations built: over the embeddings at half precision (0024, a
-        // server) or as stored (0023, PGlite). The vector list orders by the index's own expression.
-        const halfIndex = isHalfIndex(layout.indexdef)
-        const nearest = (vector: Float32Array) => nearestTo(sql, halfIndex, vectorLiteral(vector))
+        // server) or their sign bits (0025, PGlite). The vector list orders by the index's own
+        // expression.
+        const indexKind = indexKindOf(layout.indexdef)
+        const nearest = (vector: Float32Array) => nearestTo(sql, indexKind, vectorLiteral(vector))
+        const efSearch = String(options.efSearch ?? efSearchFor(indexKind))
         const installedConfigs = new Set(
           (yield* sql<{ cfgname: string }>`SELECT cfgname FROM pg_ts_config`.pipe(Effect.orDie)).map((r) => r.cfgname)
         )
@@ -368,8 +382,13 @@ export const PostgresSearchBackend = {
             ? sql.withTransaction(Effect.gen(function*() {
               // Filtered HNSW scans keep walking the graph until enough rows pass the filter.
               yield* sql`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', ${efSearch}, true)`
-              const rows = yield* sql`SELECT ${columns}, ${cosineColumn(query)} FROM search_passages WHERE ${filters(query)}
-                ORDER BY ${nearest(query.vector)} LIMIT ${depth}`
+              const rows = yield* nearestRows(sql, indexKind, {
+                literal: vectorLiteral(query.vector),
+                select: columns,
+                where: filters(query),
+                depth,
+                pool: Number(efSearch)
+              })
               // The index chose the rows; their order is the exact lists' (full-precision cosine,
               // then id for passages of equal text). A walk at half precision, or a relaxed
               // iterative scan, can swap near ties (cosines ~1e-4 apart), and a swapped rank
@@ -506,7 +525,13 @@ export const PostgresSearchBackend = {
           Effect.orDie
         )
 
-        return SearchBackend.of({ replaceJob, removeJob, candidates, languageJobs })
+        return SearchBackend.of({
+          vectorSearch: !pgvector ? "exact" : indexKind === "half" ? "hnsw_half" : indexKind === "bit" ? "hnsw_bit" : "hnsw",
+          replaceJob,
+          removeJob,
+          candidates,
+          languageJobs
+        })
       })
     )
 }

@@ -85,6 +85,12 @@ export interface LanguageJobs {
 }
 
 export class SearchBackend extends Context.Service<SearchBackend, {
+  /**
+   * How the vector list is searched, as `verbatim admin search reindex` reports it: `hnsw_half`
+   * (a Postgres server), `hnsw_bit` (PGlite), `hnsw` (full precision), `exact` (a server without
+   * pgvector: every account row scanned), `meilisearch`.
+   */
+  readonly vectorSearch: "hnsw_half" | "hnsw_bit" | "hnsw" | "exact" | "meilisearch"
   /** Replaces every passage of the job (a re-index after a correction is the same call). */
   replaceJob(accountId: string, jobId: string, meta: JobMeta, documents: ReadonlyArray<PassageDocument>): Effect.Effect<void>
   removeJob(jobId: string): Effect.Effect<void>

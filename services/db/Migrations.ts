@@ -28,6 +28,7 @@ import webhookTasks from "./migrations/0021_webhook_tasks.ts"
 import searchLanguage from "./migrations/0022_search_language.ts"
 import hnswBuild from "./migrations/0023_hnsw_build.ts"
 import hnswHalfvec from "./migrations/0024_hnsw_halfvec.ts"
+import hnswBit from "./migrations/0025_hnsw_bit.ts"
 
 const run = Migrator.make({})
 
@@ -54,7 +55,8 @@ export const migrations = Migrator.fromRecord({
   "0021_webhook_tasks": webhookTasks,
   "0022_search_language": searchLanguage,
   "0023_hnsw_build": hnswBuild,
-  "0024_hnsw_halfvec": hnswHalfvec
+  "0024_hnsw_halfvec": hnswHalfvec,
+  "0025_hnsw_bit": hnswBit
 })
 
 export const MigrationsLayer = Layer.effectDiscard(run({ loader: migrations, table: "verbatim_migrations" }))

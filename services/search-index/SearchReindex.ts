@@ -10,6 +10,7 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { adoptPgvector } from "../../search/PgvectorLayout.ts"
+import { SearchBackend } from "../../search/SearchBackend.ts"
 import type { SearchIndex } from "../../search/SearchIndex.ts"
 import type { JobId } from "../../src/contract/domain/Ids.ts"
 import { JobStore } from "../jobs/JobStore.ts"
@@ -20,6 +21,8 @@ export interface ReindexSummary {
   readonly jobs: number
   readonly passages: number
   readonly seconds: number
+  /** How the backend searches vectors now (`SearchBackend.vectorSearch`). */
+  readonly vectorSearch: SearchBackend["Service"]["vectorSearch"]
 }
 
 export class SearchReindex extends Context.Service<SearchReindex, {
@@ -27,7 +30,7 @@ export class SearchReindex extends Context.Service<SearchReindex, {
   run(onProgress: (done: number, total: number) => Effect.Effect<void>): Effect.Effect<ReindexSummary, unknown>
 }>()("verbatim/search-index/SearchReindex") {
   /** Needs `SqlClient`, `JobStore`, `TranscriptStore` and what `search` needs. */
-  static readonly layer = <E, R>(search: Layer.Layer<SearchIndex, E, R>) =>
+  static readonly layer = <E, R>(search: Layer.Layer<SearchIndex | SearchBackend, E, R>) =>
     Layer.effect(
       SearchReindex,
       Effect.gen(function*() {
@@ -48,7 +51,12 @@ export class SearchReindex extends Context.Service<SearchReindex, {
             passages += yield* syncJob(row.id).pipe(Effect.provideContext(index))
             yield* onProgress(i + 1, rows.length)
           }
-          return { jobs: rows.length, passages, seconds: ((yield* Clock.currentTimeMillis) - started) / 1000 }
+          return {
+            jobs: rows.length,
+            passages,
+            seconds: ((yield* Clock.currentTimeMillis) - started) / 1000,
+            vectorSearch: Context.get(index, SearchBackend).vectorSearch
+          }
         }, (effect) => Effect.scoped(Effect.provideContext(effect, context)))
 
         return SearchReindex.of({ run })

@@ -179,7 +179,12 @@ const searchReindex = Command.make(
   {},
   Effect.fn(function*() {
     const summary = yield* (yield* SearchReindex).run(progressBar)
-    yield* printJson({ reindexed_jobs: summary.jobs, passages: summary.passages, seconds: Math.round(summary.seconds * 10) / 10 })
+    yield* printJson({
+      reindexed_jobs: summary.jobs,
+      passages: summary.passages,
+      seconds: Math.round(summary.seconds * 10) / 10,
+      vector_search: summary.vectorSearch
+    })
   })
 ).pipe(Command.withDescription("Index every finished job of every account again for library search (progress on stderr)"))
 

@@ -64,7 +64,8 @@ describe("verbatim admin search reindex", () => {
 
     const result = await runCli(["admin", "search", "reindex"], { VERBATIM_DATA_DIR: dataDir, VERBATIM_MODELS_DIR: modelsDir })
     expect(result.code, result.stderr).toBe(0)
-    const summary = JSON.parse(result.stdout) as { reindexed_jobs: number; passages: number; seconds: number }
+    const summary = JSON.parse(result.stdout) as { reindexed_jobs: number; passages: number; seconds: number; vector_search: string }
+    expect(summary.vector_search).toBe("hnsw_bit")
     expect(summary.reindexed_jobs).toBe(2)
     expect(summary.passages).toBe(2)
     expect(summary.seconds).toBeGreaterThanOrEqual(0)
@@ -74,7 +75,7 @@ describe("verbatim admin search reindex", () => {
     server = await start()
     try {
       // pgvector's layout again, under the index the migrations build on PGlite (search/HnswIndex.ts).
-      expect(await layout(server)).toEqual({ column: "vector", indexdef: expect.stringContaining("USING hnsw (embedding vector_cosine_ops)") })
+      expect(await layout(server)).toEqual({ column: "vector", indexdef: expect.stringContaining("bit_hamming_ops") })
       expect(new Set(await passages(server))).toEqual(new Set([kept, other]))
       expect(await finds(server, key, "when does the ferry leave", kept)).toBe(true)
       expect(await finds(server, key, "when does the choir practise", other)).toBe(true)

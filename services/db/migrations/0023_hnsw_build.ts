@@ -10,11 +10,12 @@
  * was 0.886 (0.842 of the hits at the default min_relevance). Built with 128 the same search
  * found it: recall@10 0.981 (1.000), p50 27.8 / p99 57.7 ms against 24–25 / 44 ms. The build
  * takes longer: 100k passages 256 s on PGlite against 145 s, which an upgrade pays once here.
+ *
+ * Since 0024 (a native server, half precision) and 0025 (PGlite, sign bits) build the index again
+ * straight after, this one builds nothing any more: on an upgrade from ≤ 0022 it cost ~50 s
+ * (server) to ~190 s (PGlite) per 100k passages for an index dropped at once. The build options
+ * live on in search/HnswIndex.ts.
  */
 import { Effect } from "effect"
-import { buildHnswIndex, embeddingLayout } from "../../../search/PgvectorLayout.ts"
 
-export default Effect.gen(function*() {
-  if ((yield* embeddingLayout).column !== "vector") return
-  yield* buildHnswIndex(false)
-})
+export default Effect.void

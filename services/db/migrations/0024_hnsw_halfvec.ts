@@ -1,14 +1,14 @@
 /**
  * On a Postgres server with pgvector, the passages' HNSW index rebuilt over the embeddings at
- * half precision (`halfvec`, pgvector ≥ 0.7): half the size and faster to walk. PGlite keeps
- * the full-precision index of 0023 (its WebAssembly build is slower at half precision), and the
- * exact-scan layout has no index. Measurements and the rule: search/HnswIndex.ts. The column
+ * half precision (`halfvec`, pgvector ≥ 0.7): half the size and faster to walk. PGlite gets its
+ * own in 0025 (its WebAssembly build is slower at half precision), and the exact-scan layout has
+ * no index. Measurements and the rule: search/HnswIndex.ts. The column
  * stays `vector(384)`.
  */
 import { Effect } from "effect"
-import { buildHnswIndex, embeddingLayout, halfPrecisionHere } from "../../../search/PgvectorLayout.ts"
+import { buildHnswIndex, embeddingLayout, indexKindHere } from "../../../search/PgvectorLayout.ts"
 
 export default Effect.gen(function*() {
-  if ((yield* embeddingLayout).column !== "vector" || !(yield* halfPrecisionHere)) return
-  yield* buildHnswIndex(true)
+  if ((yield* embeddingLayout).column !== "vector" || (yield* indexKindHere) !== "half") return
+  yield* buildHnswIndex("half")
 })
