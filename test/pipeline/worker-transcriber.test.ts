@@ -139,8 +139,11 @@ describe("pipeline worker", () => {
       fs.rmSync(file)
       expect(result.transcript.text.toLowerCase()).toContain("budget")
       expect(result.transcript.segments[0]!.start).toBeGreaterThan(20 * 60 - 1)
+      // The scan reports once per second of its own work, so how many reports depends on the
+      // machine: at least 2 where this test was written, 1 on an AVX-512 one (2026-11-27: the 20 minutes
+      // decoded and scanned in under 2 s). Without the scan's reports there are none.
       const scanning = reports.filter((p) => p > 5 && p < 95)
-      expect(scanning.length).toBeGreaterThanOrEqual(2)
+      expect(scanning.length).toBeGreaterThanOrEqual(1)
       expect(reports).toEqual([...reports].sort((a, b) => a - b))
       expect(reports[reports.length - 1]).toBeGreaterThanOrEqual(95)
     }), 60_000)
