@@ -22,7 +22,8 @@ export const HNSW_OPTIONS = "m = 16, ef_construction = 128"
  *   --index full`).
  * A hit's cosine is always computed from the stored full vector.
  */
-export type IndexKind = "full" | "half" | "bit"
+export const INDEX_KINDS = ["full", "half", "bit"] as const
+export type IndexKind = typeof INDEX_KINDS[number]
 
 export const HALF_EMBEDDING = "embedding::halfvec(384)"
 export const BIT_EMBEDDING = "binary_quantize(embedding)::bit(384)"
@@ -66,6 +67,9 @@ export const nearestTo = (sql: SqlClient.SqlClient, kind: IndexKind, literal: st
     ? sql`${sql.literal(BIT_EMBEDDING)} <~> binary_quantize(${literal}::vector)::bit(384)`
     : sql`embedding <=> ${literal}::vector`
 
+/** The query's full-precision cosine to a row, as `cosine` (a pgvector literal). */
+export const cosineTo = (sql: SqlClient.SqlClient, literal: string) => sql`1 - (embedding <=> ${literal}::vector) AS cosine`
+
 /**
  * The `depth` passages nearest the query (a pgvector literal) through the index, among those
  * `where` keeps: the `select` columns and `cosine` (full precision). A `bit` walk takes `pool`
@@ -85,7 +89,7 @@ export const nearestRows = (
   }
 ) => {
   const { depth, literal, pool, select, where } = options
-  const cosine = sql`1 - (embedding <=> ${literal}::vector) AS cosine`
+  const cosine = cosineTo(sql, literal)
   return kind === "bit"
     ? sql`WITH near AS MATERIALIZED (
         SELECT id, ${cosine} FROM search_passages WHERE ${where}

@@ -13,7 +13,7 @@ import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { EMBEDDING_DIMENSIONS } from "./Embedder.ts"
 import { foldWord, queryTerms, questionLanguage, termMatches, wordPattern } from "./Highlights.ts"
-import { type IndexKind, indexKindOf, nearestRows, nearestTo } from "./HnswIndex.ts"
+import { cosineTo, type IndexKind, indexKindOf, nearestRows, nearestTo } from "./HnswIndex.ts"
 import type { Moment } from "./Passages.ts"
 import { embeddingLayout } from "./PgvectorLayout.ts"
 import { type Candidate, type CandidateQuery, type JobMeta, type PassageDocument, passageRecord, SearchBackend, type StoredPassage } from "./SearchBackend.ts"
@@ -357,7 +357,7 @@ export const PostgresSearchBackend = {
         // The query's cosine to each row (for the hits' relevance): computed by pgvector, or
         // here from the row's bytes without it.
         const cosineColumn = (query: CandidateQuery) =>
-          pgvector ? sql`1 - (embedding <=> ${vectorLiteral(query.vector)}::vector) AS cosine` : sql`embedding`
+          pgvector ? cosineTo(sql, vectorLiteral(query.vector)) : sql`embedding`
 
         /** The rows of `kept` read whole, in `kept`'s order. */
         const wholeRows = (query: CandidateQuery, kept: ReadonlyArray<{ readonly id: unknown }>) =>

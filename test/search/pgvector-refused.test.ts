@@ -14,7 +14,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { embeddingLayout } from "../../search/PgvectorLayout.ts"
-import { onPostgres, serverUrl } from "../support/database.ts"
+import { adminQuery, onPostgres, serverUrl } from "../support/database.ts"
 import { modelsDir } from "../support/paths.ts"
 import { runCli } from "../support/process.ts"
 
@@ -30,7 +30,6 @@ const run = <A>(url: string, effect: Effect.Effect<A, unknown, SqlClient.SqlClie
     Effect.orDie,
     Effect.runPromise
   )
-const admin = (statement: string) => run(serverUrl!, Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(statement)))
 
 const roleUrl = () => {
   const url = new URL(serverUrl!)
@@ -43,14 +42,14 @@ const roleUrl = () => {
 afterAll(async () => {
   fs.rmSync(dataDir, { recursive: true, force: true })
   if (!onPostgres) return
-  await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
-  await admin(`DROP ROLE IF EXISTS ${role}`)
+  await adminQuery(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+  await adminQuery(`DROP ROLE IF EXISTS ${role}`)
 })
 
 describe.skipIf(!onPostgres)("pgvector refused (a role that may not create the extension)", () => {
   it("keeps the exact-scan layout through the migrations and the re-index, and reports it", async () => {
-    await admin(`CREATE ROLE ${role} LOGIN NOSUPERUSER`)
-    await admin(`CREATE DATABASE ${database} OWNER ${role}`)
+    await adminQuery(`CREATE ROLE ${role} LOGIN NOSUPERUSER`)
+    await adminQuery(`CREATE DATABASE ${database} OWNER ${role}`)
     const [available] = await run(serverUrl!, Effect.flatMap(SqlClient.SqlClient, (sql) =>
       sql<{ name: string }>`SELECT name FROM pg_available_extensions WHERE name = 'vector'`))
     // The refusal is the privilege's, not a missing package (.ci/pgvector.sh installs it).

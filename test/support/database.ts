@@ -23,7 +23,8 @@ export interface TestStorage {
   readonly dispose: () => Promise<void>
 }
 
-const adminQuery = (statement: string) =>
+/** One statement on the test server as its own user (`VERBATIM_TEST_DATABASE_URL`): databases, roles. */
+export const adminQuery = (statement: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql.unsafe(statement)
