@@ -10,7 +10,7 @@
  * their vectors are re-embedded by that re-index anyway, and converting 384 floats a row in SQL
  * would need a function of our own on the server.
  */
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { EMBEDDING_DIMENSIONS } from "./Embedder.ts"
 import { hnswIndexSql, type IndexKind, indexKindFor } from "./HnswIndex.ts"
@@ -43,6 +43,39 @@ export const buildHnswIndex = (kind: IndexKind, memory = "512MB") =>
     yield* sql`SELECT set_config('maintenance_work_mem', ${memory}, true)`
     yield* sql`DROP INDEX IF EXISTS search_passages_embedding`
     yield* sql.unsafe(hnswIndexSql(kind))
+  })
+
+/**
+ * A migration's rebuild of the index, announced in the log when the library is large enough for
+ * start to wait on it noticeably: the service answers nothing until migrations finish, and an
+ * operator upgrading a large library should see why and for how long. Per-passage rates measured
+ * (bench/README.md, sessions 15–16): PGlite's sign-bit build 0.73 ms at 100k and 1.7 ms at 1M
+ * (past ~700k the graph outgrows 512 MB and pgvector finishes on disk); a server's half-precision
+ * build 0.6 ms at 1M. Never called by the re-index: its output is JSON on stdout.
+ */
+export const rebuildAtMigration = (kind: IndexKind, announceFrom = 20_000) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql<{ passages: number }>`SELECT count(*)::int AS passages FROM search_passages`
+    const passages = row?.passages ?? 0
+    const announce = passages >= announceFrom
+    const perPassageMs = kind === "half" ? 0.6 : passages > 700_000 ? 1.7 : 0.75
+    if (announce) {
+      yield* Effect.logInfo("rebuilding the search index before start").pipe(Effect.annotateLogs({
+        passages,
+        index: kind,
+        expected_minutes: Math.max(1, Math.round(passages * perPassageMs / 60_000))
+      }))
+    }
+    const started = yield* Clock.currentTimeMillis
+    yield* buildHnswIndex(kind)
+    if (announce) {
+      yield* Effect.logInfo("search index rebuilt").pipe(Effect.annotateLogs({
+        passages,
+        index: kind,
+        seconds: Math.round(((yield* Clock.currentTimeMillis) - started) / 1000)
+      }))
+    }
   })
 
 /**

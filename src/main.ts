@@ -5,7 +5,7 @@
  * naming the variable.
  */
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
-import { Console, Effect, Layer } from "effect"
+import { Console, Effect, Layer, Logger } from "effect"
 import { Command } from "effect/cli"
 import { FetchLayer, InsightsGeneratorLayer } from "../layers/Local.ts"
 import { InProcessPipelineLayer, ModelRegistryLayer, PipelineLayer } from "../layers/Pipeline.ts"
@@ -65,7 +65,10 @@ const verbatim = Command.make("verbatim").pipe(
   // `transcribe` runs the pipeline on the CLI's own thread: there is no API to keep responsive,
   // and a worker thread would load the pipeline's modules a second time (measured on a 7 s clip:
   // 8.4 → 4–5 s of CPU, 705 → ~500 MB peak RSS) and run it at the server's lower priority.
-  Command.withSubcommands([serve, adminCommand.pipe(Command.provide(SearchReindexLayer), Command.provide(DomainLayer)), ...speechCommands({ pipeline: InProcessPipelineLayer, insights: InsightsGeneratorLayer, links: FetchLayer, models: ModelRegistryLayer }),
+  Command.withSubcommands([serve,
+    // Logs go to stderr: `admin` prints its results (the re-index's JSON) on stdout, and opening
+    // the database may log (a migration rebuilding a large library's search index).
+    adminCommand.pipe(Command.provide(SearchReindexLayer), Command.provide(DomainLayer), Command.provide(Layer.succeed(Logger.LogToStderr, true))), ...speechCommands({ pipeline: InProcessPipelineLayer, insights: InsightsGeneratorLayer, links: FetchLayer, models: ModelRegistryLayer }),
     doctorCommand(DatabaseLayer).pipe(Command.provide(ModelRegistryLayer))
   ])
 )

@@ -6,11 +6,11 @@
  * (the exact-scan layout).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Logger, References } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { indexKindFor, indexKindOf, nearestRows, nearestTo } from "../../search/HnswIndex.ts"
-import { embeddingLayout } from "../../search/PgvectorLayout.ts"
+import { embeddingLayout, rebuildAtMigration } from "../../search/PgvectorLayout.ts"
 import { onPostgres } from "../support/database.ts"
 import { testDatabase } from "./support.ts"
 
@@ -129,6 +129,34 @@ describe("passages' HNSW index", () => {
         // Half precision moves a cosine by ~1e-4: only a near tie at the tenth place may swap.
         // Sign bits find the query's cluster, and the cosine orders it.
         expect(kept).toBeGreaterThanOrEqual(196)
+      }).pipe(Effect.orDie))
+
+    it.effect("is rebuilt by a migration with a log line before and after on a large library only", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const layout = yield* embeddingLayout
+        if (layout.column !== "vector") return
+        const kind = indexKindOf(layout.indexdef)!
+        const [{ passages } = { passages: 0 }] = yield* sql<{ passages: number }>`SELECT count(*)::int AS passages FROM search_passages`
+        expect(passages).toBeGreaterThan(0)
+        const lines: Array<{ message: unknown; annotations: Record<string, unknown> }> = []
+        const capture = Logger.layer([Logger.make(({ fiber, message }) => {
+          lines.push({ message, annotations: { ...fiber.getRef(References.CurrentLogAnnotations) } })
+        })])
+        const rebuild = (announceFrom: number) =>
+          sql.withTransaction(rebuildAtMigration(kind, announceFrom)).pipe(Effect.provide(capture))
+
+        // A library under the threshold is rebuilt without a word (a new install's migrations).
+        yield* rebuild(passages + 1)
+        expect(lines).toEqual([])
+
+        yield* rebuild(passages)
+        expect(lines.map((line) => line.message)).toEqual([["rebuilding the search index before start"], ["search index rebuilt"]])
+        expect(lines[0]!.annotations).toMatchObject({ passages, index: kind })
+        expect(lines[0]!.annotations["expected_minutes"]).toBeGreaterThanOrEqual(1)
+        expect(lines[1]!.annotations["seconds"]).toBeGreaterThanOrEqual(0)
+        // The rebuilt index is the kind this database builds.
+        expect(indexKindOf((yield* embeddingLayout).indexdef)).toBe(kind)
       }).pipe(Effect.orDie))
   })
 })

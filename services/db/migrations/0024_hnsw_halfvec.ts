@@ -6,9 +6,9 @@
  * stays `vector(384)`.
  */
 import { Effect } from "effect"
-import { buildHnswIndex, embeddingLayout, indexKindHere } from "../../../search/PgvectorLayout.ts"
+import { embeddingLayout, indexKindHere, rebuildAtMigration } from "../../../search/PgvectorLayout.ts"
 
 export default Effect.gen(function*() {
   if ((yield* embeddingLayout).column !== "vector" || (yield* indexKindHere) !== "half") return
-  yield* buildHnswIndex("half")
+  yield* rebuildAtMigration("half")
 })

@@ -7,9 +7,9 @@
  * index. Measurements and the rule: search/HnswIndex.ts. The column stays `vector(384)`.
  */
 import { Effect } from "effect"
-import { buildHnswIndex, embeddingLayout, indexKindHere } from "../../../search/PgvectorLayout.ts"
+import { embeddingLayout, indexKindHere, rebuildAtMigration } from "../../../search/PgvectorLayout.ts"
 
 export default Effect.gen(function*() {
   if ((yield* embeddingLayout).column !== "vector" || (yield* indexKindHere) !== "bit") return
-  yield* buildHnswIndex("bit")
+  yield* rebuildAtMigration("bit")
 })
