@@ -13,6 +13,7 @@
  *   … --database-url URL  a Postgres server instead of PGlite (without pgvector: the exact scan)
  *   … --embed-only        with --corpus: embed (and keep, with --data) the passages only, no library
  *   … --embed-threads N   intra-op threads of the embedder (default 1; also the queries' embedding)
+ *   … --embed-workers N   with --corpus and --data: embed the missing passages in N processes (one a core)
  *   … --queries N         N timed queries (default 100); --no-recall skips recall@10
  *   … --ef-search N, --lexical-ranked N   the backend's hnsw.ef_search (400; 800 over sign bits) and full-text sample (300)
  *   … --apertium DIR|none Apertium's data folder for translated questions (default /usr/share/apertium, as the service)
@@ -53,6 +54,7 @@
  * embed the same passages again.
  * This is the library recall@10 means something on: no two passages share a text or a vector.
  */
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -574,7 +576,54 @@ const corpusJobs = Effect.fnUntraced(function*(file: string, size: number, pool:
     }
     const started = performance.now()
     let kept = have
-    for (let i = have; i < texts.length; i += 100) {
+    const range = arg("--embed-range")?.split(":").map(Number)
+    if (range !== undefined) {
+      // A child of --embed-workers: its share of the passages, raw float32 to --embed-out.
+      const out = fs.openSync(arg("--embed-out")!, "w")
+      for (let i = range[0]!; i < range[1]!; i += 100) {
+        const vectors = yield* embedder.embed(texts.slice(i, Math.min(i + 100, range[1]!)))
+        for (const v of vectors) fs.writeSync(out, new Uint8Array(v.buffer, v.byteOffset, v.byteLength))
+        if ((i - range[0]! + 100) % 10_000 === 0) process.stderr.write(`embedding ${range.join(":")}: ${i + 100 - range[0]!}/${range[1]! - range[0]!}\n`)
+      }
+      fs.closeSync(out)
+      return yield* Effect.sync(() => process.exit(0))
+    }
+    const workers = Number(arg("--embed-workers") ?? 1)
+    if (workers > 1 && cache !== undefined) {
+      // onnxruntime-node runs a graph on the calling thread: two intra-op threads gained ~8 % on
+      // these short texts (5.0 against 5.4 ms a passage) and two sessions in one process ran one
+      // after the other, so a second core needs a second process. Each child opens its own empty
+      // database folder and writes its contiguous share; this process appends them in order.
+      const script = process.argv[1]!
+      const passed = process.argv.slice(2).filter((a, i, all) =>
+        !["--data", "--database-url", "--embed-workers"].includes(a) &&
+        !["--data", "--database-url", "--embed-workers"].includes(all[i - 1] ?? "")
+      )
+      const share = Math.ceil((texts.length - have) / workers)
+      const parts = Array.from({ length: workers }, (_, k) => [have + k * share, Math.min(texts.length, have + (k + 1) * share)] as const)
+        .filter(([a, b]) => a < b)
+      const children = parts.map(([a, b], k) => {
+        const folder = fs.mkdtempSync(path.join(os.tmpdir(), "verbatim-bench-embed-"))
+        const out = path.join(folder, "vectors.f32")
+        const child = spawn(process.execPath, [...process.execArgv, script, ...passed, ...(embedOnly ? [] : ["--embed-only"]), "--data", path.join(folder, "db"), "--embed-range", `${a}:${b}`, "--embed-out", out], {
+          stdio: ["ignore", "ignore", "inherit"]
+        })
+        return Effect.callback<string>((resume) => {
+          child.on("exit", (code) => resume(code === 0 ? Effect.succeed(out) : Effect.die(new Error(`embedding worker ${k} (${a}:${b}) exited with ${code}`))))
+        })
+      })
+      const outs = yield* Effect.all(children, { concurrency: "unbounded" })
+      for (const [k, out] of outs.entries()) {
+        const [a, b] = parts[k]!
+        const bytes = fs.readFileSync(out)
+        flat.set(new Float32Array(bytes.buffer, bytes.byteOffset, (b - a) * 384), a * 384)
+        fs.appendFileSync(cache, bytes)
+        fs.writeFileSync(`${cache}.json`, JSON.stringify({ count: b, last: texts[b - 1] }))
+        fs.rmSync(path.dirname(out), { recursive: true, force: true })
+      }
+      kept = texts.length
+    }
+    for (let i = kept; i < texts.length; i += 100) {
       const vectors = yield* embedder.embed(texts.slice(i, i + 100))
       vectors.forEach((v, j) => flat.set(v, (i + j) * 384))
       const done = Math.min(i + 100, texts.length)
