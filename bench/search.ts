@@ -590,9 +590,10 @@ const corpusJobs = Effect.fnUntraced(function*(file: string, size: number, pool:
     }
     const workers = Number(arg("--embed-workers") ?? 1)
     if (workers > 1 && cache !== undefined) {
-      // onnxruntime-node runs a graph on the calling thread: two intra-op threads gained ~8 % on
-      // these short texts (5.0 against 5.4 ms a passage) and two sessions in one process ran one
-      // after the other, so a second core needs a second process. Each child opens its own empty
+      // Measured on these short texts: two intra-op threads gained ~8 % (5.0 against 5.4 ms a
+      // passage), and two sessions in one process, each run awaited concurrently, took as long as
+      // one after the other (onnxruntime-node's runs did not overlap), so a second core needs a
+      // second process. Each child opens its own empty
       // database folder and writes its contiguous share; this process appends them in order.
       const script = process.argv[1]!
       const passed = process.argv.slice(2).filter((a, i, all) =>
