@@ -152,7 +152,7 @@ const vectorLayout = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const layout = yield* embeddingLayout.pipe(Effect.orDie)
   const kind = indexKindOf(layout.indexdef)
-  /** The backend's `hnsw.ef_search` for this index (or `--ef-search`). */
+  /** The backend's `hnsw.ef_search` for this index (or `--ef-search`) under `LARGE_LIBRARY` passages; past it pass `--ef-search` (800 half precision, 1000 sign bits). */
   const efSearch = Number(arg("--ef-search") ?? efSearchFor(kind))
   /** The account's nearest 50 ids through HNSW as the backend asks. */
   const nearest50 = (accountId: string, literal: string) =>

@@ -91,8 +91,37 @@ export const EF_SEARCH = 400
  */
 export const BIT_EF_SEARCH = 800
 
-/** The vector list's `hnsw.ef_search` for the index the migrations built. */
+/** The vector list's `hnsw.ef_search` for the index the migrations built, on a library under `LARGE_LIBRARY`. */
 export const efSearchFor = (kind: IndexKind): number => kind === "bit" ? BIT_EF_SEARCH : EF_SEARCH
+
+/**
+ * From this many stored passages (the table's `reltuples`: autovacuum keeps it on a server, the
+ * backend's own ANALYZE every 20 % of growth on PGlite) the walk widens: `LARGE_EF_SEARCH` at
+ * half precision, `LARGE_BIT_EF_SEARCH` (pgvector's maximum) over sign bits. Measured
+ * (2026-11-27, bench/search.ts --corpus, Postgres 15 + pgvector 0.8, 1M real MiniLM vectors,
+ * 300 queries; recall@10 of the whole search against the exact one):
+ * - half precision: 100k at 400 0.981, p50 16.8 / p99 30.2 ms, at 800 0.995, 23.6 / 59.3 ms;
+ *   1M at 400 0.948 (one question kept 26 of its exact 50 nearest), p50 36.5 / p99 101.7 ms,
+ *   at 800 0.976, 53.8–55.6 / 89.9–93.2 ms;
+ * - sign bits, the index PGlite builds, built on the server to measure its recall: 1M at 800
+ *   0.943 (0.974 at the default min_relevance), at 1000 0.962 (0.987).
+ */
+export const LARGE_LIBRARY = 500_000
+export const LARGE_EF_SEARCH = 800
+export const LARGE_BIT_EF_SEARCH = 1000
+
+/**
+ * Sets `hnsw.ef_search` for the current transaction (`override`, or the rule above for `kind`)
+ * and returns the value set, which a sign-bit walk also takes as its row count. One statement:
+ * the table's size is read where it is set.
+ */
+export const setEfSearch = (sql: SqlClient.SqlClient, kind: IndexKind, override?: number) =>
+  sql<{ ef_search: string }>`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', ${
+    override !== undefined
+      ? sql`${String(override)}`
+      : sql`CASE WHEN (SELECT reltuples FROM pg_class WHERE oid = 'search_passages'::regclass) >= ${LARGE_LIBRARY}
+          THEN ${String(kind === "bit" ? LARGE_BIT_EF_SEARCH : LARGE_EF_SEARCH)} ELSE ${String(efSearchFor(kind))} END`
+  }, true) AS ef_search`.pipe(Effect.map((rows) => Number(rows[0]!.ef_search)))
 
 const Row = Schema.Struct({
   id: Schema.Union([Schema.Number, Schema.String, Schema.BigInt]),
@@ -219,7 +248,7 @@ export const PostgresSearchBackend = {
      * bench/search.ts measures recall@10 against; slow on a large library.
      */
     readonly exact?: boolean
-    /** `hnsw.ef_search` of the vector list (default `EF_SEARCH`, `BIT_EF_SEARCH` over sign bits). */
+    /** `hnsw.ef_search` of the vector list (default: `setEfSearch`'s rule). */
     readonly efSearch?: number | undefined
     /** Full-text matches ranked before the list is cut (default `LEXICAL_RANKED`). */
     readonly lexicalRanked?: number | undefined
@@ -238,7 +267,6 @@ export const PostgresSearchBackend = {
         // expression.
         const indexKind = indexKindOf(layout.indexdef)
         const nearest = (vector: Float32Array) => nearestTo(sql, indexKind, vectorLiteral(vector))
-        const efSearch = String(options.efSearch ?? efSearchFor(indexKind))
         const installedConfigs = new Set(
           (yield* sql<{ cfgname: string }>`SELECT cfgname FROM pg_ts_config`.pipe(Effect.orDie)).map((r) => r.cfgname)
         )
@@ -381,13 +409,13 @@ export const PostgresSearchBackend = {
             : pgvector
             ? sql.withTransaction(Effect.gen(function*() {
               // Filtered HNSW scans keep walking the graph until enough rows pass the filter.
-              yield* sql`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', ${efSearch}, true)`
+              const efSearch = yield* setEfSearch(sql, indexKind, options.efSearch)
               const rows = yield* nearestRows(sql, indexKind, {
                 literal: vectorLiteral(query.vector),
                 select: columns,
                 where: filters(query),
                 depth,
-                pool: Number(efSearch)
+                pool: efSearch
               })
               // The index chose the rows; their order is the exact lists' (full-precision cosine,
               // then id for passages of equal text). A walk at half precision, or a relaxed

@@ -11,6 +11,7 @@ import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { indexKindFor, indexKindOf, nearestRows, nearestTo } from "../../search/HnswIndex.ts"
 import { embeddingLayout, rebuildAtMigration } from "../../search/PgvectorLayout.ts"
+import { BIT_EF_SEARCH, EF_SEARCH, LARGE_BIT_EF_SEARCH, LARGE_EF_SEARCH, LARGE_LIBRARY, setEfSearch } from "../../search/PostgresSearchBackend.ts"
 import { onPostgres } from "../support/database.ts"
 import { testDatabase } from "./support.ts"
 
@@ -129,6 +130,27 @@ describe("passages' HNSW index", () => {
         // Half precision moves a cosine by ~1e-4: only a near tie at the tenth place may swap.
         // Sign bits find the query's cluster, and the cosine orders it.
         expect(kept).toBeGreaterThanOrEqual(196)
+      }).pipe(Effect.orDie))
+
+    it.effect("is walked with a wider ef_search from LARGE_LIBRARY passages on", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const efAt = (reltuples: number, kind: "half" | "bit" | "full", override?: number) =>
+          sql.withTransaction(Effect.gen(function*() {
+            // The planner's row count, as ANALYZE leaves it on a library of that size.
+            yield* sql`UPDATE pg_class SET reltuples = ${reltuples} WHERE oid = 'search_passages'::regclass`
+            const set = yield* setEfSearch(sql, kind, override)
+            const [shown] = yield* sql<{ ef: string }>`SELECT current_setting('hnsw.ef_search') AS ef`
+            expect(shown?.ef).toBe(String(set))
+            return set
+          }))
+        expect(yield* efAt(LARGE_LIBRARY - 1, "half")).toBe(EF_SEARCH)
+        expect(yield* efAt(LARGE_LIBRARY, "half")).toBe(LARGE_EF_SEARCH)
+        expect(yield* efAt(2 * LARGE_LIBRARY, "full")).toBe(LARGE_EF_SEARCH)
+        expect(yield* efAt(10, "bit")).toBe(BIT_EF_SEARCH)
+        expect(yield* efAt(LARGE_LIBRARY, "bit")).toBe(LARGE_BIT_EF_SEARCH)
+        expect(yield* efAt(2 * LARGE_LIBRARY, "half", 123)).toBe(123)
+        yield* sql`ANALYZE search_passages`
       }).pipe(Effect.orDie))
 
     it.effect("is rebuilt by a migration with a log line before and after on a large library only", () =>
