@@ -12,8 +12,9 @@ export const HNSW_OPTIONS = "m = 16, ef_construction = 128"
  * What the index is built over:
  * - `half` (a native server, migration 0024): the stored `vector(384)` cast to half precision;
  * - `bit` (PGlite, migration 0025): its sign bits (`binary_quantize`, 48 bytes a passage), walked
- *   by Hamming distance for `hnsw.ef_search` rows (800, `BIT_EF_SEARCH` in
- *   PostgresSearchBackend.ts, where the whole search's figures are) that are then ordered by their
+ *   by Hamming distance for `hnsw.ef_search` rows (800, `BIT_EF_SEARCH`, and 1000 from
+ *   500,000 passages on: `setEfSearch` in PostgresSearchBackend.ts, where the whole search's
+ *   figures are) that are then ordered by their
  *   full-precision cosine. Measured (2026-11-27, PGlite, 100k passages of real MiniLM vectors,
  *   300 held-out passages as queries, nearest 10 against the exact ones): 100 rows → recall@10
  *   0.875, 200 → 0.935, 400 → 0.969 (p50 5.5 / p99 10–19 ms), 800 → 0.988 (p50 10 ms); the
