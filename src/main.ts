@@ -66,9 +66,7 @@ const verbatim = Command.make("verbatim").pipe(
   // and a worker thread would load the pipeline's modules a second time (measured on a 7 s clip:
   // 8.4 → 4–5 s of CPU, 705 → ~500 MB peak RSS) and run it at the server's lower priority.
   Command.withSubcommands([serve,
-    // Logs go to stderr: `admin` prints its results (the re-index's JSON) on stdout, and opening
-    // the database may log (a migration rebuilding a large library's search index).
-    adminCommand.pipe(Command.provide(SearchReindexLayer), Command.provide(DomainLayer), Command.provide(Layer.succeed(Logger.LogToStderr, true))), ...speechCommands({ pipeline: InProcessPipelineLayer, insights: InsightsGeneratorLayer, links: FetchLayer, models: ModelRegistryLayer }),
+    adminCommand.pipe(Command.provide(SearchReindexLayer), Command.provide(DomainLayer)), ...speechCommands({ pipeline: InProcessPipelineLayer, insights: InsightsGeneratorLayer, links: FetchLayer, models: ModelRegistryLayer }),
     doctorCommand(DatabaseLayer).pipe(Command.provide(ModelRegistryLayer))
   ])
 )
@@ -117,6 +115,10 @@ const reportFailure = (error: unknown) => {
 verbatim.pipe(
   Command.run({ version: "0.1.0" }),
   Effect.provide(Configuration.layer),
+  // Effect's logger writes to stderr for every command: stdout carries only results (`admin`'s
+  // JSON, `doctor --json`, a transcript), and opening the database may log on its own (a migration
+  // rebuilding a large library's search index). `serve` logs through pino, to stdout, as before.
+  Effect.provide(Layer.succeed(Logger.LogToStderr, true)),
   Effect.catch(reportFailure),
   Effect.provide(NodeServices.layer),
   NodeRuntime.runMain
