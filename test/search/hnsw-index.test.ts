@@ -9,7 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Logger, References } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
-import { indexKindFor, indexKindOf, nearestRows, nearestTo } from "../../search/HnswIndex.ts"
+import { type IndexKind, indexKindFor, indexKindOf, nearestRows, nearestTo } from "../../search/HnswIndex.ts"
 import { embeddingLayout, rebuildAtMigration } from "../../search/PgvectorLayout.ts"
 import { BIT_EF_SEARCH, EF_SEARCH, LARGE_BIT_EF_SEARCH, LARGE_EF_SEARCH, LARGE_LIBRARY, setEfSearch } from "../../search/PostgresSearchBackend.ts"
 import { onPostgres } from "../support/database.ts"
@@ -135,7 +135,7 @@ describe("passages' HNSW index", () => {
     it.effect("is walked with a wider ef_search from LARGE_LIBRARY passages on", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        const efAt = (reltuples: number, kind: "half" | "bit" | "full", override?: number) =>
+        const efAt = (reltuples: number, kind: IndexKind, override?: number) =>
           sql.withTransaction(Effect.gen(function*() {
             // The planner's row count, as ANALYZE leaves it on a library of that size.
             yield* sql`UPDATE pg_class SET reltuples = ${reltuples} WHERE oid = 'search_passages'::regclass`
@@ -158,7 +158,7 @@ describe("passages' HNSW index", () => {
         const sql = yield* SqlClient.SqlClient
         const layout = yield* embeddingLayout
         if (layout.column !== "vector") return
-        const kind = indexKindOf(layout.indexdef)!
+        const kind = indexKindOf(layout.indexdef)
         const [{ passages } = { passages: 0 }] = yield* sql<{ passages: number }>`SELECT count(*)::int AS passages FROM search_passages`
         expect(passages).toBeGreaterThan(0)
         const lines: Array<{ message: unknown; annotations: Record<string, unknown> }> = []
