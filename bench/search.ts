@@ -15,7 +15,7 @@
  *   … --embed-threads N   intra-op threads of the embedder (default 1; also the queries' embedding)
  *   … --embed-workers N   with --corpus and --data: embed the missing passages in N processes (one a core)
  *   … --queries N         N timed queries (default 100); --no-recall skips recall@10
- *   … --ef-search N, --lexical-ranked N   the backend's hnsw.ef_search (400; 800 over sign bits) and full-text sample (300)
+ *   … --ef-search N, --lexical-ranked N   the backend's hnsw.ef_search (400; 800 over sign bits; 800 / 1000 from 500k passages) and full-text sample (300)
  *   … --apertium DIR|none Apertium's data folder for translated questions (default /usr/share/apertium, as the service)
  *   … --index half|bit|full  bulk-build the HNSW index over half precision, sign bits or stored vectors
  *                         (default: as migrations 0024/0025 choose, half on a server, bit on PGlite); a
@@ -71,7 +71,7 @@ import { DatabaseConfig } from "../services/config/DatabaseConfig.ts"
 import { StorageConfig } from "../services/config/StorageConfig.ts"
 import { Embedder } from "../search/Embedder.ts"
 import { cutPassages } from "../search/Passages.ts"
-import { efSearchFor, PostgresSearchBackend } from "../search/PostgresSearchBackend.ts"
+import { PostgresSearchBackend, setEfSearch } from "../search/PostgresSearchBackend.ts"
 import { type PassageDocument, SearchBackend } from "../search/SearchBackend.ts"
 import { defaultMinRelevance as DEFAULT_MIN_RELEVANCE } from "../src/contract/api/SearchApi.ts"
 import { QueryTranslator } from "../search/QueryTranslator.ts"
@@ -152,18 +152,23 @@ const vectorLayout = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const layout = yield* embeddingLayout.pipe(Effect.orDie)
   const kind = indexKindOf(layout.indexdef)
-  /** The backend's `hnsw.ef_search` for this index (or `--ef-search`) under `LARGE_LIBRARY` passages; past it pass `--ef-search` (800 half precision, 1000 sign bits). */
-  const efSearch = Number(arg("--ef-search") ?? efSearchFor(kind))
-  /** The account's nearest 50 ids through HNSW as the backend asks. */
+  const override = arg("--ef-search")
+  /**
+   * The account's nearest 50 ids through HNSW as the backend asks, in a transaction of its own:
+   * `hnsw.ef_search` set as the backend sets it (wider on a large library) or to `--ef-search`.
+   */
   const nearest50 = (accountId: string, literal: string) =>
-    nearestRows(sql, kind, {
-      literal,
-      select: sql.literal("id::text AS id"),
-      where: sql`account_id = ${accountId}`,
-      depth: 50,
-      pool: efSearch
-    })
-  return { pgvector: layout.column === "vector", kind, efSearch, nearest50 }
+    sql.withTransaction(Effect.gen(function*() {
+      const pool = yield* setEfSearch(sql, kind, override === undefined ? undefined : Number(override))
+      return yield* nearestRows(sql, kind, {
+        literal,
+        select: sql.literal("id::text AS id"),
+        where: sql`account_id = ${accountId}`,
+        depth: 50,
+        pool
+      })
+    })).pipe(Effect.orDie)
+  return { pgvector: layout.column === "vector", kind, nearest50 }
 })
 
 const program = Effect.gen(function*() {
@@ -324,10 +329,7 @@ const program = Effect.gen(function*() {
           const layout = yield* vectorLayout
           if (layout.pgvector) {
             const literal = `[${Array.from(vector!).join(",")}]`
-            const approximate = yield* sql.withTransaction(Effect.gen(function*() {
-              yield* sql`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', ${String(layout.efSearch)}, true)`
-              return yield* layout.nearest50(accountId, literal)
-            })).pipe(Effect.orDie)
+            const approximate = yield* layout.nearest50(accountId, literal)
             // `+ 0` keeps the planner off the index: the exact order.
             const exactIds = yield* sql<{ id: string }>`SELECT id::text AS id FROM search_passages WHERE account_id = ${accountId}
               ORDER BY (embedding <=> ${literal}::vector) + 0 LIMIT 50`.pipe(Effect.orDie)
@@ -515,14 +517,11 @@ const program = Effect.gen(function*() {
     if (!pgvector) return
     // The vector list alone (the HNSW share of the first candidate list), as the backend asks it.
     const vectorOnly: Array<number> = []
-    const { efSearch, nearest50 } = yield* vectorLayout
+    const { nearest50 } = yield* vectorLayout
     for (let i = 0; i < QUERIES; i++) {
       const [vector] = yield* embedder.embed([questions[i % questions.length]!])
       const t = performance.now()
-      yield* sql.withTransaction(Effect.gen(function*() {
-        yield* sql`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', ${String(efSearch)}, true)`
-        yield* nearest50(accountId, `[${Array.from(vector!).join(",")}]`)
-      })).pipe(Effect.orDie)
+      yield* nearest50(accountId, `[${Array.from(vector!).join(",")}]`)
       vectorOnly.push(performance.now() - t)
     }
     console.log(`${stored} passages: HNSW nearest 50 alone ${p(vectorOnly)}`)
@@ -538,8 +537,33 @@ const program = Effect.gen(function*() {
  * whose passages differ there is embedded again from the start. `--embed-only` stops after the
  * embedding, with as many passages as the file's sentences give (at most `size`).
  */
-const corpusJobs = Effect.fnUntraced(function*(file: string, size: number, pool: ReadonlyArray<PassageDocument>) {
+/**
+ * Embeds `texts[from, to)` 100 at a time, handing each slice's vectors to `take(at, vectors)`;
+ * every 10k passages and at the end it reports progress on stderr and calls `flush(since, done)`
+ * with the passages taken since the last flush. One loop for a whole corpus and for a worker's share.
+ */
+const embedRange = Effect.fnUntraced(function*(
+  texts: ReadonlyArray<string>,
+  from: number,
+  to: number,
+  take: (at: number, vectors: ReadonlyArray<Float32Array>) => void,
+  flush: (since: number, done: number) => void
+) {
   const embedder = yield* Embedder
+  const started = performance.now()
+  let since = from
+  for (let at = from; at < to; at += 100) {
+    const done = Math.min(at + 100, to)
+    take(at, yield* embedder.embed(texts.slice(at, done)))
+    if (done - since >= 10_000 || done === to) {
+      process.stderr.write(`embedding ${from}:${to}: ${done - from}/${to - from} (${((performance.now() - started) / 1000).toFixed(0)} s)\n`)
+      flush(since, done)
+      since = done
+    }
+  }
+})
+
+const corpusJobs = Effect.fnUntraced(function*(file: string, size: number, pool: ReadonlyArray<PassageDocument>) {
   const lines = fs.readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "")
   const jobs: Array<Array<Omit<PassageDocument, "embedding">>> = [pool.map(({ embedding: _, ...d }) => d)]
   let count = pool.length
@@ -580,11 +604,9 @@ const corpusJobs = Effect.fnUntraced(function*(file: string, size: number, pool:
     if (range !== undefined) {
       // A child of --embed-workers: its share of the passages, raw float32 to --embed-out.
       const out = fs.openSync(arg("--embed-out")!, "w")
-      for (let i = range[0]!; i < range[1]!; i += 100) {
-        const vectors = yield* embedder.embed(texts.slice(i, Math.min(i + 100, range[1]!)))
+      yield* embedRange(texts, range[0]!, range[1]!, (_, vectors) => {
         for (const v of vectors) fs.writeSync(out, new Uint8Array(v.buffer, v.byteOffset, v.byteLength))
-        if ((i - range[0]! + 100) % 10_000 === 0) process.stderr.write(`embedding ${range.join(":")}: ${i + 100 - range[0]!}/${range[1]! - range[0]!}\n`)
-      }
+      }, () => {})
       fs.closeSync(out)
       return yield* Effect.sync(() => process.exit(0))
     }
@@ -593,8 +615,8 @@ const corpusJobs = Effect.fnUntraced(function*(file: string, size: number, pool:
       // Measured on these short texts: two intra-op threads gained ~8 % (5.0 against 5.4 ms a
       // passage), and two sessions in one process, each run awaited concurrently, took as long as
       // one after the other (onnxruntime-node's runs did not overlap), so a second core needs a
-      // second process. Each child opens its own empty
-      // database folder and writes its contiguous share; this process appends them in order.
+      // second process. Each child opens its own empty database folder and writes its contiguous
+      // share; this process appends them in order.
       const script = process.argv[1]!
       const passed = process.argv.slice(2).filter((a, i, all) =>
         !["--data", "--database-url", "--embed-workers"].includes(a) &&
@@ -624,19 +646,11 @@ const corpusJobs = Effect.fnUntraced(function*(file: string, size: number, pool:
       }
       kept = texts.length
     }
-    for (let i = kept; i < texts.length; i += 100) {
-      const vectors = yield* embedder.embed(texts.slice(i, i + 100))
-      vectors.forEach((v, j) => flat.set(v, (i + j) * 384))
-      const done = Math.min(i + 100, texts.length)
-      if (done - kept >= 10_000 || done === texts.length) {
-        process.stderr.write(`embedding: ${done}/${texts.length} (${((performance.now() - started) / 1000).toFixed(0)} s)\n`)
-        if (cache !== undefined) {
-          fs.appendFileSync(cache, new Uint8Array(flat.buffer, kept * 384 * 4, (done - kept) * 384 * 4))
-          fs.writeFileSync(`${cache}.json`, JSON.stringify({ count: done, last: texts[done - 1] }))
-        }
-        kept = done
-      }
-    }
+    yield* embedRange(texts, kept, texts.length, (at, vectors) => vectors.forEach((v, j) => flat.set(v, (at + j) * 384)), (from, done) => {
+      if (cache === undefined) return
+      fs.appendFileSync(cache, new Uint8Array(flat.buffer, from * 384 * 4, (done - from) * 384 * 4))
+      fs.writeFileSync(`${cache}.json`, JSON.stringify({ count: done, last: texts[done - 1] }))
+    })
     console.log(`corpus: ${texts.length - have} passages embedded in ${((performance.now() - started) / 1000).toFixed(0)} s`)
   }
   let i = 0
