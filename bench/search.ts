@@ -529,15 +529,6 @@ const program = Effect.gen(function*() {
 })
 
 /**
- * `--corpus`: jobs cut from the file's sentences until `size` passages (the quality pool once
- * first), each passage embedded. With `--data` the vectors are kept in DIR/corpus.f32 in passage
- * order, written every 10k passages: jobs are cut in the file's order, so the first K passages of
- * any size are the same, and a larger library (or a run cut short) embeds only the passages past
- * what the file holds. DIR/corpus.f32.json names the count and the last embedded text; a file
- * whose passages differ there is embedded again from the start. `--embed-only` stops after the
- * embedding, with as many passages as the file's sentences give (at most `size`).
- */
-/**
  * Embeds `texts[from, to)` 100 at a time, handing each slice's vectors to `take(at, vectors)`;
  * every 10k passages and at the end it reports progress on stderr and calls `flush(since, done)`
  * with the passages taken since the last flush. One loop for a whole corpus and for a worker's share.
@@ -563,6 +554,15 @@ const embedRange = Effect.fnUntraced(function*(
   }
 })
 
+/**
+ * `--corpus`: jobs cut from the file's sentences until `size` passages (the quality pool once
+ * first), each passage embedded. With `--data` the vectors are kept in DIR/corpus.f32 in passage
+ * order, written every 10k passages: jobs are cut in the file's order, so the first K passages of
+ * any size are the same, and a larger library (or a run cut short) embeds only the passages past
+ * what the file holds. DIR/corpus.f32.json names the count and the last embedded text; a file
+ * whose passages differ there is embedded again from the start. `--embed-only` stops after the
+ * embedding, with as many passages as the file's sentences give (at most `size`).
+ */
 const corpusJobs = Effect.fnUntraced(function*(file: string, size: number, pool: ReadonlyArray<PassageDocument>) {
   const lines = fs.readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "")
   const jobs: Array<Array<Omit<PassageDocument, "embedding">>> = [pool.map(({ embedding: _, ...d }) => d)]
