@@ -22,6 +22,7 @@
  *                         choice other than the default is built, then measured by a second run with
  *                         the same --data
  *   … --explain           with --data: EXPLAIN ANALYZE of the full-text and vector queries
+ *   … --spans [Q]         with --data: one search's spans (use case, backend, SQL statements) timed, as a tree
  *   … --no-prewarm-wait   measure at once instead of after the embedded database's cache prewarm
  *
  * recall@10: the hits of `SearchIndex.search` against those of the same service over
@@ -58,7 +59,7 @@ import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Effect, Layer, Option, Redacted, Tracer } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { DatabaseLayer } from "../layers/Database.ts"
@@ -288,6 +289,37 @@ const program = Effect.gen(function*() {
         .map(([q, ms]) => `"${q}" ${ms.toFixed(0)} ms`).join(", ") + "; " + (yield* recallAt10())
   })
   /**
+   * `--spans [Q]` (with --data): where one search's time goes. Each question (Q, or every one of
+   * the set) is searched three times and the third search's spans are printed as a tree: the
+   * use case's own (`Effect.fn`), the backend's and each SQL statement's, with its duration.
+   */
+  const printSpans = Effect.fnUntraced(function*(asked: ReadonlyArray<string>) {
+    for (const q of asked) {
+      let spans: Array<Tracer.NativeSpan> = []
+      const tracer = Tracer.make({
+        span(options) {
+          const span = new Tracer.NativeSpan(options)
+          spans.push(span)
+          return span
+        }
+      })
+      for (let run = 0; run < 3; run++) {
+        spans = []
+        yield* index.search({ accountId, q, limit: 10 }).pipe(Effect.withTracer(tracer))
+      }
+      const depthOf = (span: Tracer.AnySpan): number =>
+        span._tag === "Span" ? Option.match(span.parent, { onNone: () => 0, onSome: (p) => 1 + depthOf(p) }) : 0
+      const ms = (span: Tracer.NativeSpan) =>
+        span.status._tag === "Ended" ? Number(span.status.endTime - span.startTime) / 1e6 : Number.NaN
+      console.log(`\n"${q}"`)
+      for (const span of spans) {
+        const statement = span.attributes.get("db.query.text") ?? span.attributes.get("db.statement")
+        const text = typeof statement === "string" ? " " + statement.replace(/\s+/gu, " ").slice(0, 110) : ""
+        console.log(`${"  ".repeat(depthOf(span))}${ms(span).toFixed(1).padStart(7)} ms ${span.name}${text}`)
+      }
+    }
+  })
+  /**
    * recall@10 of the search as it runs against the exact reference (`exact: true`: exact
    * vector order, every full-text match ranked), hit by hit (same job, same moment), over
    * every distinct question, plus the reference's own latency.
@@ -409,6 +441,10 @@ const program = Effect.gen(function*() {
             console.log(rows.map((r) => Object.values(r)[0]).join("\n"))
           }
         }
+        return
+      }
+      if (process.argv.includes("--spans")) {
+        yield* printSpans(arg("--spans")?.startsWith("--") === false ? [arg("--spans")!] : questions)
         return
       }
       console.log(`${stored} passages: ` + (yield* measureQueries()))

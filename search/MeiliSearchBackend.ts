@@ -12,7 +12,7 @@
  */
 import { Effect, Layer, Schema } from "effect"
 import { Meilisearch, type Task } from "meilisearch"
-import { type Candidate, type CandidateQuery, type JobMeta, type PassageDocument, passageRecord, type PassageRecord, SearchBackend } from "./SearchBackend.ts"
+import { type Candidate, type CandidateQuery, type JobMeta, type LanguageBound, type PassageDocument, passageRecord, type PassageRecord, SearchBackend } from "./SearchBackend.ts"
 
 export class MeilisearchUnavailable extends Schema.TaggedError<MeilisearchUnavailable>()("MeilisearchUnavailable", {
   url: Schema.String,
@@ -133,11 +133,12 @@ export const MeiliSearchBackend = {
         })
 
         // Meilisearch filters a hybrid search by language itself: whether there is any is enough.
-        const languageJobs = Effect.fn("SearchBackend.languageJobs")(function*(accountId: string, language: string, _atMost: number) {
+        const languageJobs = Effect.fn("SearchBackend.languageJobs")(function*(accountId: string, language: string, atMost: LanguageBound) {
           const response = yield* call(() =>
             index.search("", { filter: [`account_id = ${quoted(accountId)}`, `language = ${quoted(language)}`], limit: 1, attributesToRetrieve: ["job_id"] })
           )
-          return { jobIds: [], more: response.hits.length > 0 }
+          const any = response.hits.length > 0
+          return { jobIds: [], more: any, passages: any ? atMost.passages + 1 : 0 }
         })
 
         return SearchBackend.of({ vectorSearch: "meilisearch", replaceJob, removeJob, candidates, languageJobs })

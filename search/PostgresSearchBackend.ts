@@ -16,7 +16,7 @@ import { foldWord, queryTerms, questionLanguage, termMatches, wordPattern } from
 import { cosineTo, type IndexKind, indexKindOf, nearestRows, nearestTo } from "./HnswIndex.ts"
 import type { Moment } from "./Passages.ts"
 import { embeddingLayout } from "./PgvectorLayout.ts"
-import { type Candidate, type CandidateQuery, type JobMeta, type PassageDocument, passageRecord, SearchBackend, type StoredPassage } from "./SearchBackend.ts"
+import { type Candidate, type CandidateQuery, type JobMeta, type LanguageBound, type PassageDocument, passageRecord, SearchBackend, type StoredPassage } from "./SearchBackend.ts"
 
 /** ISO 639-1 → Postgres text search configuration (those shipped since Postgres 13). */
 const configByLanguage: Readonly<Record<string, string>> = {
@@ -535,9 +535,10 @@ export const PostgresSearchBackend = {
         )
 
         // A skip scan of the (account_id, language, job_id) index (migration 0022): one probe
-        // per job, whatever the number of passages.
+        // per job, whatever the number of passages. The passages are counted in the same index
+        // only when the jobs are few, and only up to the bound.
         const languageJobs = Effect.fn("SearchBackend.languageJobs")(
-          function*(accountId: string, language: string, atMost: number) {
+          function*(accountId: string, language: string, atMost: LanguageBound) {
             const rows = yield* sql<{ job_id: string }>`WITH RECURSIVE jobs AS (
                 (SELECT job_id FROM search_passages WHERE account_id = ${accountId} AND language = ${language}
                   ORDER BY job_id LIMIT 1)
@@ -547,8 +548,15 @@ export const PostgresSearchBackend = {
                   ORDER BY p.job_id LIMIT 1)
                 FROM jobs WHERE jobs.job_id IS NOT NULL
               )
-              SELECT job_id::text AS job_id FROM jobs WHERE job_id IS NOT NULL LIMIT ${atMost + 1}`
-            return { jobIds: rows.slice(0, atMost).map((r) => r.job_id), more: rows.length > atMost }
+              SELECT job_id::text AS job_id FROM jobs WHERE job_id IS NOT NULL LIMIT ${atMost.jobs + 1}`
+            if (rows.length > atMost.jobs) return { jobIds: rows.slice(0, atMost.jobs).map((r) => r.job_id), more: true, passages: atMost.passages + 1 }
+            if (rows.length === 0) return { jobIds: [], more: false, passages: 0 }
+            const [counted] = yield* sql<{ passages: number }>`SELECT count(*)::int AS passages FROM (
+                SELECT 1 FROM search_passages WHERE account_id = ${accountId} AND language = ${language}
+                LIMIT ${atMost.passages + 1}
+              ) AS p`
+            const passages = counted?.passages ?? 0
+            return { jobIds: rows.map((r) => r.job_id), more: passages > atMost.passages, passages }
           },
           Effect.orDie
         )

@@ -79,9 +79,16 @@ export interface Candidate {
   readonly cosine?: number | undefined
 }
 
+export interface LanguageBound {
+  readonly jobs: number
+  readonly passages: number
+}
+
 export interface LanguageJobs {
   readonly jobIds: ReadonlyArray<string>
   readonly more: boolean
+  /** Their passages, counted up to `atMost.passages` + 1 (that too when `more`). */
+  readonly passages: number
 }
 
 export class SearchBackend extends Context.Service<SearchBackend, {
@@ -97,9 +104,11 @@ export class SearchBackend extends Context.Service<SearchBackend, {
   /** The account's passages best matching the query, best first, never another account's. */
   candidates(query: CandidateQuery): Effect.Effect<ReadonlyArray<Candidate>>
   /**
-   * The account's jobs with passages in this language (ISO 639-1), at most `atMost` of them;
-   * `more` when there may be others (a backend that does not list them says `more` with none).
-   * A question is searched in translation only where there is something in the other language.
+   * The account's jobs with passages in this language (ISO 639-1), when they are at most
+   * `atMost.jobs` jobs holding at most `atMost.passages` passages between them (few enough to be
+   * searched by name); otherwise at most `atMost.jobs` of them and `more` (a backend that does not
+   * list them says `more` with none). A question is searched in translation only where there is
+   * something in the other language.
    */
-  languageJobs(accountId: string, language: string, atMost: number): Effect.Effect<LanguageJobs>
+  languageJobs(accountId: string, language: string, atMost: LanguageBound): Effect.Effect<LanguageJobs>
 }>()("verbatim/search/SearchBackend") {}

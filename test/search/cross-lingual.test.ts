@@ -7,11 +7,12 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { PostgresSearchBackend } from "../../search/PostgresSearchBackend.ts"
 import { QueryTranslator } from "../../search/QueryTranslator.ts"
 import { SearchBackend } from "../../search/SearchBackend.ts"
-import { SearchIndex } from "../../search/SearchIndex.ts"
+import { ALWAYS_NAMED_PASSAGES, languageScope, NAMED_LANGUAGE, SearchIndex } from "../../search/SearchIndex.ts"
 import { defaultMinRelevance } from "../../src/contract/api/SearchApi.ts"
 import { apertiumDir, apertiumRuns } from "../support/apertium.ts"
 import { type Case, cases, indexQualityLibrary, qualityLibrary, recordingsSaying, unanswerable } from "./library.ts"
@@ -66,6 +67,20 @@ const untranslated = Layer.fresh(SearchIndex.layer).pipe(
 )
 
 describe("cross-lingual search", () => {
+  it("searches a language's recordings by name while they are few passages or a small part of the library", () => {
+    const few = { jobIds: ["a", "b"], more: false, passages: ALWAYS_NAMED_PASSAGES }
+    const mid = { jobIds: ["a", "b"], more: false, passages: ALWAYS_NAMED_PASSAGES + 1 }
+    const many = { jobIds: ["x"], more: true, passages: NAMED_LANGUAGE.passages + 1 }
+    expect(languageScope(few, few, undefined)).toEqual(["a", "b"])
+    expect(languageScope(few, few, ["b", "c"])).toEqual(["b"])
+    // Most of the library: walked with the language as a filter, within the request's jobs.
+    expect(languageScope(mid, few, undefined)).toBeUndefined()
+    expect(languageScope(mid, few, ["b", "c"])).toEqual(["b", "c"])
+    expect(languageScope(many, few, undefined)).toBeUndefined()
+    // A small part of a large library: ranked exactly by name.
+    expect(languageScope(mid, many, undefined)).toEqual(["a", "b"])
+  })
+
   if (!apertiumRuns("cross-lingual search")) return
   it.layer(layer, { timeout: 300_000 })((it) => {
     const ids = new Map<string, string>()
@@ -96,16 +111,24 @@ describe("cross-lingual search", () => {
       Effect.gen(function*() {
         const backend = yield* SearchBackend
         const spanishJobs = Array.from(ids).filter(([, filename]) => qualityLibrary.find((i) => i.filename === filename)!.language === "es")
-        const es = yield* backend.languageJobs(accountId, "es", 10)
+        const es = yield* backend.languageJobs(accountId, "es", { jobs: 10, passages: 100_000 })
         expect(es.more).toBe(false)
         expect([...es.jobIds].sort()).toEqual(spanishJobs.map(([id]) => id).sort())
+        const sql = yield* SqlClient.SqlClient
+        const [stored] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM search_passages
+          WHERE account_id = ${accountId} AND language = 'es'`
+        expect(stored!.n).toBeGreaterThan(1)
+        expect(es.passages).toBe(stored!.n)
+        // Few jobs holding more passages than the bound: listed, `more`, counted to the bound + 1.
+        expect(yield* backend.languageJobs(accountId, "es", { jobs: 10, passages: stored!.n - 1 }))
+          .toEqual({ jobIds: es.jobIds, more: true, passages: stored!.n })
         // Listed up to the bound, and `more` says there are others.
-        const en = yield* backend.languageJobs(accountId, "en", 3)
+        const en = yield* backend.languageJobs(accountId, "en", { jobs: 3, passages: 100_000 })
         expect(en.jobIds.length).toBe(3)
         expect(en.more).toBe(true)
         expect(new Set(en.jobIds).size).toBe(3)
-        expect(yield* backend.languageJobs(accountId, "fr", 10)).toEqual({ jobIds: [], more: false })
-        expect(yield* backend.languageJobs(randomUUID(), "en", 10)).toEqual({ jobIds: [], more: false })
+        expect(yield* backend.languageJobs(accountId, "fr", { jobs: 10, passages: 10 })).toEqual({ jobIds: [], more: false, passages: 0 })
+        expect(yield* backend.languageJobs(randomUUID(), "en", { jobs: 10, passages: 10 })).toEqual({ jobIds: [], more: false, passages: 0 })
       }).pipe(Effect.provide(PostgresSearchBackend.layer())))
 
     it.effect(`Spanish questions about English recordings find the moment first (${SPANISH_ABOUT_ENGLISH} of ${spanishAboutEnglish.length}; none untranslated)`, () =>
