@@ -91,8 +91,6 @@ export const EF_SEARCH = 400
  */
 export const BIT_EF_SEARCH = 800
 
-/** The vector list's `hnsw.ef_search` for the index the migrations built, on a library under `LARGE_LIBRARY`. */
-export const efSearchFor = (kind: IndexKind): number => kind === "bit" ? BIT_EF_SEARCH : EF_SEARCH
 
 /**
  * From this many stored passages (the table's `reltuples`: autovacuum keeps it on a server, the
@@ -110,6 +108,10 @@ export const LARGE_LIBRARY = 500_000
 export const LARGE_EF_SEARCH = 800
 export const LARGE_BIT_EF_SEARCH = 1000
 
+/** The vector list's `hnsw.ef_search` for the index the migrations built, on a library under `LARGE_LIBRARY` or from it (`large`). */
+export const efSearchFor = (kind: IndexKind, large: boolean): number =>
+  kind === "bit" ? (large ? LARGE_BIT_EF_SEARCH : BIT_EF_SEARCH) : large ? LARGE_EF_SEARCH : EF_SEARCH
+
 /**
  * Sets `hnsw.ef_search` for the current transaction (`override`, or the rule above for `kind`)
  * and returns the value set, which a sign-bit walk also takes as its row count. One statement:
@@ -120,7 +122,7 @@ export const setEfSearch = (sql: SqlClient.SqlClient, kind: IndexKind, override?
     override !== undefined
       ? sql`${String(override)}`
       : sql`CASE WHEN (SELECT reltuples FROM pg_class WHERE oid = 'search_passages'::regclass) >= ${LARGE_LIBRARY}
-          THEN ${String(kind === "bit" ? LARGE_BIT_EF_SEARCH : LARGE_EF_SEARCH)} ELSE ${String(efSearchFor(kind))} END`
+          THEN ${String(efSearchFor(kind, true))} ELSE ${String(efSearchFor(kind, false))} END`
   }, true) AS ef_search`.pipe(Effect.map((rows) => Number(rows[0]!.ef_search)))
 
 const Row = Schema.Struct({
