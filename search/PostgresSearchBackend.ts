@@ -184,17 +184,20 @@ export const contentWords = (q: string): ReadonlyArray<string> => {
 /** Above this many combinations the coverage rule is left to `wellCovered` alone. */
 const MAX_COVER_COMBINATIONS = 64
 
-const combinations = (n: number, k: number): Array<Array<number>> => {
-  const out: Array<Array<number>> = []
-  const pick = (from: number, chosen: Array<number>) => {
-    if (chosen.length === k) {
-      out.push([...chosen])
-      return
-    }
-    for (let i = from; i <= n - (k - chosen.length); i++) pick(i + 1, [...chosen, i])
-  }
-  pick(0, [])
-  return out
+/**
+ * "At least `k` of `items`" as a tsquery, factored on each item in turn: (first & k − 1 of the
+ * rest) | (k of the rest). The same passages as the OR of every k-combination, but Postgres
+ * evaluates it per candidate item with short-circuits, so a passage lacking the first word skips
+ * every clause holding it. Measured (2026-11-28, PGlite, 1M synthetic passages, "How many metres
+ * of cliff loses the coast every year?": 4 of 7 words, 35 combinations, 22,599 matches among
+ * ~150k passages holding any of the words): the GIN bitmap scan 92 → 54 ms.
+ */
+const atLeast = (k: number, items: ReadonlyArray<string>): string => {
+  if (k === 1) return items.length === 1 ? items[0]! : `(${items.join(" | ")})`
+  if (k === items.length) return `(${items.join(" & ")})`
+  const [first, ...rest] = items
+  const withFirst = `(${first} & ${atLeast(k - 1, rest)})`
+  return rest.length < k ? withFirst : `(${withFirst} | ${atLeast(k, rest)})`
 }
 
 const binomial = (n: number, k: number): number => {
@@ -210,8 +213,8 @@ const binomial = (n: number, k: number): number => {
  * almost every passage, and ranking those by \`ts_rank_cd\` was most of a query at 100k
  * passages (11k rows read and ranked, 180 ms). For an English question the coverage rule
  * of \`wellCovered\` is asked of the GIN index itself: any \`needed\` of the words
- * together, as an OR of ANDs, while the combinations stay few. Undefined: no content word
- * (the question's own lexemes are used, as before).
+ * together (\`atLeast\`: the OR of every combination, factored), while the combinations stay
+ * few. Undefined: no content word (the question's own lexemes are used, as before).
  */
 export const coverQuery = (q: string, groups: ReadonlyArray<string>): string | undefined => {
   if (groups.length === 0) return undefined
@@ -219,7 +222,7 @@ export const coverQuery = (q: string, groups: ReadonlyArray<string>): string | u
   if (n === 1 || !englishQuestion(q)) return groups.join(" | ")
   const needed = n <= 2 ? n : Math.ceil(n / 2)
   if (binomial(n, needed) > MAX_COVER_COMBINATIONS) return groups.join(" | ")
-  return combinations(n, needed).map((c) => `(${c.map((i) => groups[i]!).join(" & ")})`).join(" | ")
+  return atLeast(needed, groups)
 }
 
 /** Reciprocal rank fusion: Σ weight / (k + rank) over the lists an item appears in. */

@@ -21,12 +21,25 @@ describe("full-text candidate query", () => {
     expect(coverQuery("when is the library open", ["(a)", "(b)"])).toBe("((a) & (b))")
   })
 
-  it("four words of an English question: any two of them, as an OR of ANDs", () => {
-    const q = coverQuery("how fast is the shoreline retreating each year", ["(f)", "(s)", "(r)", "(y)"])!
-    const combos = q.split(" | ")
-    expect(combos).toHaveLength(6)
-    expect(combos).toContain("((f) & (s))")
-    expect(combos).toContain("((r) & (y))")
+  /** The cover query's truth for a passage holding the words of `present` (groups "(w0)", "(w1)"…). */
+  const holds = (query: string, present: ReadonlySet<number>): boolean =>
+    new Function(`return ${query.replace(/\(w(\d+)\)/gu, (_, i) => String(present.has(Number(i)))).replaceAll("&", "&&").replaceAll("|", "||")}`)() as boolean
+
+  it("three to seven words of an English question: any half of them (rounded up) together, and no fewer", () => {
+    for (let n = 3; n <= 7; n++) {
+      const groups = Array.from({ length: n }, (_, i) => `(w${i})`)
+      const query = coverQuery("how fast is the shoreline retreating each year", groups)!
+      const needed = Math.ceil(n / 2)
+      // Every subset of the words a passage can hold.
+      for (let mask = 0; mask < 2 ** n; mask++) {
+        const present = new Set(groups.map((_, i) => i).filter((i) => (mask & (1 << i)) !== 0))
+        expect(holds(query, present), `${n} words, ${[...present]} in ${query}`).toBe(present.size >= needed)
+      }
+    }
+    // Factored: each word once per branch, not once per combination (35 clauses of 4 for 4 of 7).
+    const seven = coverQuery("how many metres of cliff does the coast lose every year", Array.from({ length: 7 }, (_, i) => `(w${i})`))!
+    expect(seven.match(/\(w0\)/gu)).toHaveLength(1)
+    expect(seven.length).toBeLessThan(35 * 4 * 6)
   })
 
   it("many words (more than 64 combinations) or another language: any one of them", () => {
