@@ -91,7 +91,6 @@ export const EF_SEARCH = 400
  */
 export const BIT_EF_SEARCH = 800
 
-
 /**
  * From this many stored passages (the table's `reltuples`: autovacuum keeps it on a server, the
  * backend's own ANALYZE every 20 % of growth on PGlite) the walk widens: `LARGE_EF_SEARCH` at

@@ -87,7 +87,7 @@ export interface LanguageBound {
 export interface LanguageJobs {
   readonly jobIds: ReadonlyArray<string>
   readonly more: boolean
-  /** Their passages, counted up to `atMost.passages` + 1 (that too when `more`). */
+  /** Their passages, counted up to `atMost.passages` + 1 (which is what it says whenever `more`). */
   readonly passages: number
 }
 

@@ -32,7 +32,7 @@ export const NAMED_LANGUAGE: LanguageBound = { jobs: 200, passages: 10_000 }
  * Up to this many passages a language's recordings are always searched by name; above it (up to
  * `NAMED_LANGUAGE`) only when the other language holds more than the bound. Measured (2026-11-28,
  * PGlite, 2 cores, the other core busy): ranking 20,000 passages exactly took 116 ms, the HNSW
- * walk over the same 20,000 13 ms; so a language that is most of the library is walked with a
+ * walk over the same 20,000 24 ms; so a language that is most of the library is walked with a
  * language filter, and one that is a small part of it (where a filtered walk reads far into the
  * graph) is ranked exactly while that stays cheap.
  */
