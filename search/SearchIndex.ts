@@ -211,9 +211,11 @@ export const languageScope = (
   against: LanguageJobs,
   jobIds: ReadonlyArray<string> | undefined
 ): ReadonlyArray<string> | undefined =>
-  found.more || (found.passages > ALWAYS_NAMED_PASSAGES && !against.more)
-    ? jobIds
-    : found.jobIds.filter((id) => jobIds === undefined || jobIds.includes(id))
+  found.more || (found.passages > ALWAYS_NAMED_PASSAGES && !against.more) ? jobIds : requestedOf(found, jobIds)
+
+/** The listed jobs of `found` that the request's `jobIds` (undefined: all) allow. */
+const requestedOf = (found: LanguageJobs, jobIds: ReadonlyArray<string> | undefined): ReadonlyArray<string> =>
+  found.jobIds.filter((id) => jobIds === undefined || jobIds.includes(id))
 
 /**
  * The hits of the question's wordings (as asked, translated) as one answer, best first: hits
@@ -300,8 +302,7 @@ export class SearchIndex extends Context.Service<SearchIndex, {
         // The jobs of each language: by name when they are a few passages, or a small part of the
         // library (`ALWAYS_NAMED_PASSAGES`), else undefined (a language filter, an HNSW walk).
         const otherFound = yield* backend.languageJobs(request.accountId, other, NAMED_LANGUAGE)
-        const requested = (id: string) => request.jobIds === undefined || request.jobIds.includes(id)
-        if (!otherFound.more && !otherFound.jobIds.some(requested)) return asked
+        if (!otherFound.more && requestedOf(otherFound, request.jobIds).length === 0) return asked
         const ownFound = yield* backend.languageJobs(request.accountId, language, NAMED_LANGUAGE)
         const otherJobs = languageScope(otherFound, ownFound, request.jobIds)
         const translated = yield* translator.value.translate(q, language, other)
